@@ -1,0 +1,121 @@
+/* app.c - see app.h.
+ *
+ * The three mitigations are what an application like Horse can do without
+ * touching fcl-web:
+ *  --on-allow-connect nodelay  assign OnAllowConnect (the seed's first try;
+ *                              dead on stock, defect B1);
+ *  --socket-handler nodelay    OnGetSocketHandler returns a handler whose
+ *                              Accept sets TCP_NODELAY (works on stock);
+ *  --request-nodelay           set TCP_NODELAY from the request handler, as
+ *                              Horse's DoGetModule does (works on stock).
+ */
+#include "app.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "connection.h"
+#include "httpserver.h"
+#include "log.h"
+#include "os.h"
+#include "request.h"
+#include "response.h"
+#include "ssockets.h"
+
+/* Upper bound for /slow so a typo cannot park a thread for hours. */
+#define APP_SLOW_MAX_MS 60000
+
+static void app_set_nodelay(int fd, const char *who)
+{
+    char err[OS_ERR_LEN];
+
+    if (os_set_tcp_nodelay(err, fd) != 0)
+        log_line("warning %s fd=%d %s", who, fd, err);
+}
+
+/* The user's OnAllowConnect handler: sets TCP_NODELAY and always allows. */
+static int app_on_allow_connect(void *data, int fd)
+{
+    (void)data;
+    log_line("on-allow-connect fd=%d", fd);
+    app_set_nodelay(fd, "on-allow-connect");
+    return 1;
+}
+
+/* A TSocketHandler descendant whose Accept sets TCP_NODELAY. */
+static int app_nodelay_handler_accept(struct socket_handler *h)
+{
+    log_line("socket-handler-accept fd=%d", h->socket->fd);
+    app_set_nodelay(h->socket->fd, "socket-handler");
+    return 1;
+}
+
+static const struct socket_handler_ops app_nodelay_handler_ops = {
+    "nodelay", app_nodelay_handler_accept,
+};
+
+static struct socket_handler *app_on_get_socket_handler(void *data)
+{
+    (void)data;
+    return socket_handler_new(&app_nodelay_handler_ops);
+}
+
+static void app_text(struct http_response *resp, int code, const char *body)
+{
+    resp->code = code;
+    response_set_header(resp, "Content-Type", "text/plain");
+    if (response_set_content(resp, body, strlen(body)) != 0)
+        resp->code = 500;
+}
+
+/* ?ms=N from the query, clamped; -1 when absent or malformed. */
+static long app_query_ms(const char *query)
+{
+    const char *p = strstr(query, "ms=");
+    char *end;
+    long ms;
+
+    if (!p || (p != query && p[-1] != '&'))
+        return -1;
+    ms = strtol(p + 3, &end, 10);
+    if (end == p + 3 || ms < 0)
+        return -1;
+    return ms > APP_SLOW_MAX_MS ? APP_SLOW_MAX_MS : ms;
+}
+
+/* OnRequest: the routes. */
+static void app_on_request(void *data, struct http_request *req,
+                           struct http_response *resp)
+{
+    const struct options *o = data;
+    long ms;
+
+    if (o->request_nodelay)
+        app_set_nodelay(connection_fd(resp->connection), "request-nodelay");
+    if (strcmp(req->method, "GET") == 0 && strcmp(req->path_info, "/ping") == 0) {
+        app_text(resp, 200, "pong");
+    } else if (strcmp(req->method, "POST") == 0 &&
+               strcmp(req->path_info, "/echo") == 0) {
+        resp->code = 200;
+        response_set_header(resp, "Content-Type", "application/octet-stream");
+        if (response_set_content(resp, req->body, req->body_len) != 0)
+            app_text(resp, 500, "out of memory");
+    } else if (strcmp(req->method, "GET") == 0 &&
+               strcmp(req->path_info, "/slow") == 0 &&
+               (ms = app_query_ms(req->query)) >= 0) {
+        os_sleep_ms((int)ms);
+        app_text(resp, 200, "done");
+    } else {
+        app_text(resp, 404, "not found");
+    }
+}
+
+void app_install(struct httpserver *s, const struct options *o)
+{
+    s->on_request = app_on_request;
+    s->on_request_data = (void *)o;
+    if (o->on_allow_connect_nodelay)
+        httpserver_set_on_allow_connect(s, app_on_allow_connect, NULL);
+    if (o->socket_handler_nodelay)
+        s->on_get_socket_handler = app_on_get_socket_handler;
+}

@@ -1,0 +1,374 @@
+/* os.c - POSIX implementation of os.h.  See os.h for why this exists. */
+#include "os.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static void os_set_error(char *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, OS_ERR_LEN, fmt, ap);
+    va_end(ap);
+}
+
+/* The one generic setsockopt wrapper the others go through (anet.c style). */
+static int os_setsockopt(char *err, int fd, int level, int opt,
+                         const void *val, socklen_t len, const char *name)
+{
+    if (setsockopt(fd, level, opt, val, len) == -1) {
+        os_set_error(err, "setsockopt %s: %s", name, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int os_tcp_listen(char *err, const char *address, int port, int backlog,
+                  int *bound_port)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int fd, yes = 1;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, address, &sa.sin_addr) != 1) {
+        os_set_error(err, "listen address %s: not an IPv4 address", address);
+        return -1;
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        os_set_error(err, "socket: %s", strerror(errno));
+        return -1;
+    }
+    if (os_setsockopt(err, fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes,
+                      "SO_REUSEADDR") == -1)
+        goto fail;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
+        os_set_error(err, "bind %s:%d: %s", address, port, strerror(errno));
+        goto fail;
+    }
+    if (listen(fd, backlog) == -1) {
+        os_set_error(err, "listen: %s", strerror(errno));
+        goto fail;
+    }
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) == -1) {
+        os_set_error(err, "getsockname: %s", strerror(errno));
+        goto fail;
+    }
+    *bound_port = ntohs(sa.sin_port);
+    return fd;
+fail:
+    close(fd);
+    return -1;
+}
+
+int os_accept(int listen_fd)
+{
+    /* Plain accept(2), as TInetServer.Accept: strace must show the same call. */
+    return accept(listen_fd, NULL, NULL);
+}
+
+int os_select_readable(int fd, int timeout_ms)
+{
+    uint64_t deadline = 0;
+
+    if (fd < 0 || fd >= FD_SETSIZE) {
+        errno = EBADF;
+        return -1;
+    }
+    if (timeout_ms > 0)
+        deadline = os_tick_ms() + (uint64_t)timeout_ms;
+    for (;;) {
+        fd_set rd;
+        struct timeval tv, *tvp = NULL;
+        int rc;
+
+        FD_ZERO(&rd);
+        FD_SET(fd, &rd);
+        if (timeout_ms >= 0) {
+            tv.tv_sec = timeout_ms / 1000;
+            tv.tv_usec = (timeout_ms % 1000) * 1000;
+            tvp = &tv;
+        }
+        rc = select(fd + 1, &rd, NULL, NULL, tvp);
+        if (rc >= 0)
+            return rc > 0 ? 1 : 0;
+        if (errno != EINTR)
+            return -1;
+        if (os_stop_requested())
+            return 0;
+        if (timeout_ms > 0) {
+            uint64_t now = os_tick_ms();
+            if (now >= deadline)
+                return 0;
+            timeout_ms = (int)(deadline - now);
+        }
+    }
+}
+
+ssize_t os_recv(int fd, void *buf, size_t len, int flags)
+{
+    ssize_t r;
+
+    do
+        r = recv(fd, buf, len, flags);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+ssize_t os_send(int fd, const void *buf, size_t len, int flags)
+{
+    ssize_t r;
+
+    do
+        r = send(fd, buf, len, flags);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
+int os_msg_nosignal(void)
+{
+    return MSG_NOSIGNAL;
+}
+
+int os_set_tcp_nodelay(char *err, int fd)
+{
+    int yes = 1;
+
+    return os_setsockopt(err, fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes,
+                         "TCP_NODELAY");
+}
+
+int os_set_io_timeout(char *err, int fd, int timeout_ms)
+{
+    struct timeval tv;
+
+    tv.tv_sec = timeout_ms / 1000;
+    tv.tv_usec = (timeout_ms % 1000) * 1000;
+    if (os_setsockopt(err, fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv,
+                      "SO_RCVTIMEO") == -1)
+        return -1;
+    return os_setsockopt(err, fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv,
+                         "SO_SNDTIMEO");
+}
+
+void os_shutdown(int fd)
+{
+    shutdown(fd, SHUT_RDWR);
+}
+
+void os_close(int fd)
+{
+    /* No retry on EINTR: on Linux the descriptor is released either way. */
+    close(fd);
+}
+
+int os_local_port(int fd)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+
+    if (getsockname(fd, (struct sockaddr *)&sa, &len) == -1)
+        return -1;
+    return ntohs(sa.sin_port);
+}
+
+uint64_t os_tick_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+void os_sleep_ms(int ms)
+{
+    struct timespec ts, rem;
+
+    if (ms <= 0)
+        return;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &rem) == -1 && errno == EINTR)
+        ts = rem;
+}
+
+/* ---- threads ---------------------------------------------------------- */
+
+struct os_thread {
+    pthread_t tid;
+};
+struct os_mutex {
+    pthread_mutex_t m;
+};
+struct os_cond {
+    pthread_cond_t c;
+};
+
+os_thread *os_thread_start(char *err, void *(*fn)(void *), void *arg)
+{
+    os_thread *t = malloc(sizeof *t);
+    int rc;
+
+    if (!t) {
+        os_set_error(err, "pthread_create: out of memory");
+        return NULL;
+    }
+    rc = pthread_create(&t->tid, NULL, fn, arg);
+    if (rc != 0) {
+        os_set_error(err, "pthread_create: %s", strerror(rc));
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void os_thread_join(os_thread *t)
+{
+    if (!t)
+        return;
+    pthread_join(t->tid, NULL);
+    free(t);
+}
+
+os_mutex *os_mutex_new(void)
+{
+    os_mutex *m = malloc(sizeof *m);
+
+    if (m)
+        pthread_mutex_init(&m->m, NULL);
+    return m;
+}
+
+void os_mutex_free(os_mutex *m)
+{
+    if (!m)
+        return;
+    pthread_mutex_destroy(&m->m);
+    free(m);
+}
+
+void os_mutex_lock(os_mutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+
+void os_mutex_unlock(os_mutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+
+os_cond *os_cond_new(void)
+{
+    os_cond *c = malloc(sizeof *c);
+    pthread_condattr_t a;
+
+    if (!c)
+        return NULL;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->c, &a);
+    pthread_condattr_destroy(&a);
+    return c;
+}
+
+void os_cond_free(os_cond *c)
+{
+    if (!c)
+        return;
+    pthread_cond_destroy(&c->c);
+    free(c);
+}
+
+void os_cond_wait(os_cond *c, os_mutex *m)
+{
+    pthread_cond_wait(&c->c, &m->m);
+}
+
+int os_cond_timedwait(os_cond *c, os_mutex *m, int timeout_ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(&c->c, &m->m, &ts) == ETIMEDOUT;
+}
+
+void os_cond_signal(os_cond *c)
+{
+    pthread_cond_signal(&c->c);
+}
+
+void os_cond_broadcast(os_cond *c)
+{
+    pthread_cond_broadcast(&c->c);
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+/* Lock-free atomic: written by the handler, read by every thread. */
+static atomic_int os_stop_flag;
+
+static void os_on_stop_signal(int sig)
+{
+    (void)sig;
+    os_stop_flag = 1;
+}
+
+void os_install_stop_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    /* No SA_RESTART: the blocking accept() must return EINTR on a stop. */
+    sa.sa_handler = os_on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int os_stop_requested(void)
+{
+    return os_stop_flag != 0;
+}
+
+void os_request_stop(void)
+{
+    os_stop_flag = 1;
+}
+
+void os_block_stop_signals(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+}

@@ -1,0 +1,108 @@
+/* os.h - every operating-system call server-min makes, behind thin wrappers.
+ *
+ * Why one module: fphttpserver runs on Windows too (DESIGN section 8), and a
+ * Winsock2 port of the clone should be this one file's work.  Nothing else in
+ * server-min includes a socket, thread, clock or signal header.
+ *
+ * Errors follow redis anet.c: functions return -1 and fill a caller-owned
+ * error buffer with "what: strerror" (e.g. "setsockopt TCP_NODELAY: Bad file
+ * descriptor").
+ */
+#ifndef SERVER_MIN_OS_H
+#define SERVER_MIN_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define OS_ERR_LEN 256
+
+/* ---- sockets ---------------------------------------------------------- */
+
+/* TInetServer.Bind + Listen: socket, SO_REUSEADDR (upstream sets it on the
+ * listener and nowhere else), bind, listen.  *bound_port receives the real
+ * port when 0 was asked for. */
+int os_tcp_listen(char *err, const char *address, int port, int backlog,
+                  int *bound_port);
+
+/* accept(2).  Returns the fd, or -1 with errno kept (EINTR is returned to the
+ * caller so that a stop request can end the blocking accept loop). */
+int os_accept(int listen_fd);
+
+/* select(2) for readability of one fd with a timeout in ms (0 = poll and
+ * return at once, <0 = wait forever).  Upstream's TSocketStream.CanRead and
+ * TSocketServer.RunIdleLoop use select(), so the clone does too: strace
+ * output must show the same call.  Returns 1 readable, 0 timed out, -1 error.
+ * EINTR restarts the wait with the remaining time. */
+int os_select_readable(int fd, int timeout_ms);
+
+/* recv(2) with the given flags; retried on EINTR like TSocketHandler.Recv. */
+ssize_t os_recv(int fd, void *buf, size_t len, int flags);
+
+/* send(2) with the given flags; retried on EINTR like TSocketHandler.Send.
+ * One call, one syscall: callers loop on short writes themselves so that the
+ * number of sendto calls stays visible and countable. */
+ssize_t os_send(int fd, const void *buf, size_t len, int flags);
+
+/* The MSG_NOSIGNAL flag where the platform has it (SetupSocket). */
+int os_msg_nosignal(void);
+
+/* setsockopt(TCP_NODELAY, 1): used only by application-side mitigations and
+ * patches, never by the stock clone. */
+int os_set_tcp_nodelay(char *err, int fd);
+
+/* SO_RCVTIMEO and SO_SNDTIMEO (TSocketStream.IOTimeout). */
+int os_set_io_timeout(char *err, int fd, int timeout_ms);
+
+/* shutdown(SHUT_RDWR): wakes a thread blocked on the fd without freeing the
+ * descriptor number under it. */
+void os_shutdown(int fd);
+
+void os_close(int fd);
+
+/* Local port of a connected or listening socket (for logs), or -1. */
+int os_local_port(int fd);
+
+/* ---- time ------------------------------------------------------------- */
+
+/* GetTickCount64: a monotonic millisecond clock. */
+uint64_t os_tick_ms(void);
+
+/* Sleep for the route /slow and for the thread pool's idle wait. */
+void os_sleep_ms(int ms);
+
+/* ---- threads ---------------------------------------------------------- */
+
+typedef struct os_thread os_thread;
+typedef struct os_mutex os_mutex;
+typedef struct os_cond os_cond;
+
+/* Start a joinable thread; returns NULL with err filled on failure. */
+os_thread *os_thread_start(char *err, void *(*fn)(void *), void *arg);
+void os_thread_join(os_thread *t);
+
+os_mutex *os_mutex_new(void);
+void os_mutex_free(os_mutex *m);
+void os_mutex_lock(os_mutex *m);
+void os_mutex_unlock(os_mutex *m);
+
+os_cond *os_cond_new(void);
+void os_cond_free(os_cond *c);
+void os_cond_wait(os_cond *c, os_mutex *m);
+/* Wait at most timeout_ms; returns 0 when signalled or spurious, 1 on time-out. */
+int os_cond_timedwait(os_cond *c, os_mutex *m, int timeout_ms);
+void os_cond_signal(os_cond *c);
+void os_cond_broadcast(os_cond *c);
+
+/* ---- signals ---------------------------------------------------------- */
+
+/* SIGPIPE ignored (belt and braces next to MSG_NOSIGNAL); SIGINT/SIGTERM set
+ * the flag returned by os_stop_requested() and interrupt a blocking accept().
+ * Worker threads block both signals so that they reach the accepting thread. */
+void os_install_stop_signals(void);
+int os_stop_requested(void);
+void os_request_stop(void);
+/* Called by every thread other than the accepting one. */
+void os_block_stop_signals(void);
+
+#endif

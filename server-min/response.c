@@ -1,0 +1,146 @@
+/* response.c - see response.h.
+ *
+ * The two writes are the point (defect B3): fphttpserver writes the header
+ * block with one send() and the body with another, and never sets
+ * TCP_NODELAY, so on a reused connection Nagle holds the small body until the
+ * client's delayed ACK of the header segment arrives. */
+#include "response.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "connection.h"
+#include "ssockets.h"
+
+void response_init(struct http_response *r, struct connection *c)
+{
+    memset(r, 0, sizeof *r);
+    r->connection = c;
+    r->code = 200;
+}
+
+void response_free_content(struct http_response *r)
+{
+    free(r->content);
+    r->content = NULL;
+    r->content_len = 0;
+}
+
+void response_set_header(struct http_response *r, const char *name,
+                         const char *value)
+{
+    size_t i;
+
+    for (i = 0; i < r->header_count; i++)
+        if (strcasecmp(r->headers[i].name, name) == 0)
+            break;
+    if (i == RESPONSE_MAX_HEADERS)
+        return;
+    snprintf(r->headers[i].name, sizeof r->headers[i].name, "%s", name);
+    snprintf(r->headers[i].value, sizeof r->headers[i].value, "%s", value);
+    if (i == r->header_count)
+        r->header_count++;
+}
+
+int response_header_is_set(const struct http_response *r, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < r->header_count; i++)
+        if (strcasecmp(r->headers[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+int response_set_content(struct http_response *r, const void *buf, size_t len)
+{
+    char *c = malloc(len ? len : 1);
+
+    if (!c)
+        return -1;
+    if (len)
+        memcpy(c, buf, len);
+    free(r->content);
+    r->content = c;
+    r->content_len = len;
+    return 0;
+}
+
+const char *response_status_text(int code)
+{
+    switch (code) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default:  return "Unknown";
+    }
+}
+
+int response_format_headers(const struct http_response *r, char *out,
+                            size_t cap)
+{
+    size_t len = 0, i;
+    int n;
+
+    n = snprintf(out, cap, "HTTP/1.1 %3d %s\r\n", r->code,
+                 response_status_text(r->code));
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    len = (size_t)n;
+    for (i = 0; i < r->header_count; i++) {
+        n = snprintf(out + len, cap - len, "%s: %s\r\n", r->headers[i].name,
+                     r->headers[i].value);
+        if (n < 0 || (size_t)n >= cap - len)
+            return -1;
+        len += (size_t)n;
+    }
+    if (cap - len < 3)
+        return -1;
+    memcpy(out + len, "\r\n", 3);
+    return (int)(len + 2);
+}
+
+int response_do_send_headers(struct http_response *r)
+{
+    char buf[RESPONSE_MAX_HEADERS * 330 + 64];
+    int len;
+
+    if (connection_is_upgraded(r->connection))
+        return 0;
+    len = response_format_headers(r, buf, sizeof buf);
+    if (len < 0)
+        return -1;
+    return socket_stream_write_buffer(connection_socket(r->connection), buf,
+                                      (size_t)len);
+}
+
+int response_do_send_content(struct http_response *r)
+{
+    if (connection_is_upgraded(r->connection) || r->content_len == 0)
+        return 0;
+    return socket_stream_write_buffer(connection_socket(r->connection),
+                                      r->content, r->content_len);
+}
+
+int response_send_content(struct http_response *r)
+{
+    char len[32];
+
+    if (!r->headers_sent) {
+        /* CollectHeaders: the length of what DoSendContent will write. */
+        snprintf(len, sizeof len, "%zu", r->content_len);
+        response_set_header(r, "Content-Length", len);
+        r->headers_sent = 1;
+        if (response_do_send_headers(r) != 0)
+            return -1;
+    }
+    r->content_sent = 1;
+    return response_do_send_content(r);
+}
