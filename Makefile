@@ -1,0 +1,90 @@
+# fphttpserver reproducer kit.
+#   make          build every server variant, the probe and the analysers
+#   make repro    the verification matrix (main job)
+#   make test     the regression suite
+# Variant names are a contract (DESIGN section 7): build/<variant>/server-min.
+
+CC      ?= cc
+CSTD     = -std=c11 -D_GNU_SOURCE
+WARN     = -Wall -Wextra -Werror
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -pthread
+ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+TSAN_FLAGS = -O1 -g -fsanitize=thread
+
+FIXES    = forward-allow-connect buffer-aware-pending coalesce-writes \
+           announce-close keep-surplus-bytes pool-idle-fallback
+VARIANTS = stock $(FIXES) all
+SERVER_SRC = $(wildcard server-min/*.c server-min/*.h)
+PATCHES    = patches/series $(wildcard patches/*.patch)
+
+PROBE_SRC  = $(wildcard repro/probe*.c)
+PROBE_HDR  = $(wildcard repro/probe*.h)
+PCAP_SRC   = $(wildcard captures/pcap_*.c)
+STRACE_SRC = $(wildcard captures/strace_*.c)
+CAP_HDR    = $(wildcard captures/*.h)
+
+SERVERS = $(foreach v,$(VARIANTS),build/$(v)/server-min)
+TOOLS   = build/probe build/pcap-analyse build/strace-analyse
+
+.PHONY: all servers tools sanitizers repro test deps clean report fuzz fpc
+.DELETE_ON_ERROR:
+
+all: servers tools
+
+servers: $(SERVERS)
+tools: $(TOOLS)
+
+# Stock is compiled straight from server-min/; every other variant from a
+# patched copy of it (scripts/build-variant.sh), so no patch edits the tree.
+build/stock/server-min: $(SERVER_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ server-min/*.c
+
+build/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
+	@scripts/build-variant.sh $* build/$*
+	$(CC) $(ALL_CFLAGS) -o $@ build/$*/src/server-min/*.c
+
+# Sanitizer builds in their own folders: build-asan/<variant>, build-tsan/<variant>.
+build-asan/stock/server-min: $(SERVER_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ server-min/*.c
+build-asan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
+	@scripts/build-variant.sh $* build-asan/$*
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ build-asan/$*/src/server-min/*.c
+build-tsan/stock/server-min: $(SERVER_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ server-min/*.c
+build-tsan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
+	@scripts/build-variant.sh $* build-tsan/$*
+	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
+build-asan/probe: $(PROBE_SRC) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) -lm
+
+sanitizers: $(foreach v,stock all,build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
+
+build/probe: $(PROBE_SRC) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) -lm
+
+build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) -lpcap -lm
+
+build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
+
+# Debian packages the kit needs; installed when root, named otherwise.
+deps:
+	@scripts/require-packages.sh
+
+repro: deps all
+	python3 repro/matrix.py
+
+test: deps all
+	tests/run.sh
+
+clean:
+	rm -rf build build-asan build-tsan results

@@ -1,0 +1,572 @@
+{ fpserver: a small test server built on the REAL Free Pascal TFPHttpServer
+  (unit fphttpserver), with the same command-line and output contract as the
+  kit's C clone server-min (DESIGN.md section 7).
+
+  Routes:  GET /ping       -> 200 text/plain "pong"
+           POST /echo      -> 200, the request body
+           GET /slow?ms=N  -> waits N ms, then "done"
+           anything else   -> 404
+
+  stdout:  exactly one line "listening <address>:<port>" once the listening
+           socket accepts connections (the port is the real bound port, also
+           with --port 0).
+  stderr:  one line per served request with "conn=<id> req=<n>", one line
+           with "on-allow-connect" each time the user OnAllowConnect hook runs,
+           plus "connection-open" / "connection-closed" lines.
+
+  Flags that the compiler's fcl-web does not support exit with status 2 and
+  a message starting with "unsupported:" so a harness can skip that row.
+
+  Connection IDs: FPC 3.2.2's TFPHTTPConnection has no ConnectionID, so this
+  program subclasses it (CreateConnection is virtual in 3.2.2 and in trunk)
+  and numbers connection objects 1, 2, 3, ... in creation order; creation
+  happens on the accepting thread, right after accept(), so the numbering is
+  the accept order.  On trunk the upstream ConnectionID is logged as well
+  (upstream-id=...).  Requests are counted per connection object. }
+
+program fpserver;
+
+{$mode objfpc}{$H+}
+
+uses
+  {$ifdef unix}cthreads, BaseUnix, Unix,{$endif}
+  Classes, SysUtils, Sockets, ssockets, httpdefs, fphttpserver, typinfo;
+
+{$if FPC_FULLVERSION >= 30301}
+  {$define TRUNK_HTTP}
+{$endif}
+
+const
+  ExitUnsupported = 2;
+
+type
+  TSocketHandle = Longint;
+
+  { One connection object per accepted socket; carries our own ID. }
+  TProbeConnection = class(TFPHTTPConnection)
+  private
+    FID: Integer;
+    FRequests: Integer;
+    FFd: TSocketHandle;
+  public
+    constructor Create(AServer: TFPCustomHttpServer; ASocket: TSocketStream);
+    destructor Destroy; override;
+    function NextRequest: Integer;
+    property ID: Integer read FID;
+  end;
+
+  { TCP_NODELAY in the socket handler's Accept (Horse 3.3.4's mitigation). }
+  TNoDelaySocketHandler = class(TSocketHandler)
+  public
+    function Accept: Boolean; override;
+  end;
+
+  TProbeServer = class(TFPHttpServer)
+  protected
+    function CreateConnection(Data: TSocketStream): TFPHTTPConnection; override;
+  public
+    RequestNoDelay: Boolean;
+    procedure ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
+      var AResponse: TFPHTTPConnectionResponse);
+    procedure AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+    procedure GetNoDelayHandler(Sender: TObject; const AUseSSL: Boolean;
+      out AHandler: TSocketHandler);
+  end;
+
+  { Waits until the listening socket exists, then prints the contract line. }
+  TListenWatcher = class(TThread)
+  protected
+    procedure Execute; override;
+  end;
+
+var
+  LogLock: TRTLCriticalSection;
+  ConnCounter: Longint = 0;
+  ListenAddress: string = '127.0.0.1';
+  ListenPort: Integer = 0;
+  ListenFd: TSocketHandle = -1;
+  Stopping: Boolean = False;
+
+procedure LogLine(const S: string);
+var
+  Line: string;
+begin
+  Line := 'fpserver: ' + S + LineEnding;
+  EnterCriticalSection(LogLock);
+  try
+    {$ifdef unix}
+    fpWrite(2, Line[1], Length(Line));
+    {$else}
+    Write(StdErr, Line);
+    Flush(StdErr);
+    {$endif}
+  finally
+    LeaveCriticalSection(LogLock);
+  end;
+end;
+
+function SetNoDelay(Fd: TSocketHandle): Boolean;
+var
+  One: Longint;
+begin
+  One := 1;
+  Result := fpSetSockOpt(Fd, IPPROTO_TCP, TCP_NODELAY, @One, SizeOf(One)) = 0;
+end;
+
+{ TProbeConnection }
+
+constructor TProbeConnection.Create(AServer: TFPCustomHttpServer; ASocket: TSocketStream);
+begin
+  inherited Create(AServer, ASocket);
+  FID := InterLockedIncrement(ConnCounter);
+  FRequests := 0;
+  if Assigned(ASocket) then
+    FFd := ASocket.Handle
+  else
+    FFd := -1;
+  LogLine(Format('connection-open cid=%d fd=%d', [FID, FFd]));
+end;
+
+destructor TProbeConnection.Destroy;
+begin
+  LogLine(Format('connection-closed cid=%d served=%d', [FID, FRequests]));
+  inherited Destroy;
+end;
+
+function TProbeConnection.NextRequest: Integer;
+begin
+  Result := InterLockedIncrement(FRequests);
+end;
+
+{ TNoDelaySocketHandler }
+
+function TNoDelaySocketHandler.Accept: Boolean;
+var
+  Ok: Boolean;
+begin
+  Ok := Assigned(Socket) and SetNoDelay(Socket.Handle);
+  if Assigned(Socket) then
+    LogLine(Format('socket-handler-accept fd=%d nodelay=%s', [Socket.Handle, BoolToStr(Ok, 'ok', 'failed')]));
+  Result := True;
+end;
+
+{ TProbeServer }
+
+function TProbeServer.CreateConnection(Data: TSocketStream): TFPHTTPConnection;
+begin
+  Result := TProbeConnection.Create(Self, Data);
+end;
+
+procedure TProbeServer.AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+var
+  Ok: Boolean;
+begin
+  Ok := SetNoDelay(ASocket);
+  LogLine(Format('on-allow-connect fd=%d nodelay=%s', [ASocket, BoolToStr(Ok, 'ok', 'failed')]));
+  Allow := True;
+end;
+
+procedure TProbeServer.GetNoDelayHandler(Sender: TObject; const AUseSSL: Boolean;
+  out AHandler: TSocketHandler);
+begin
+  if AUseSSL then
+    AHandler := nil   { let the server build its TLS handler }
+  else
+    AHandler := TNoDelaySocketHandler.Create;
+end;
+
+procedure TProbeServer.ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
+  var AResponse: TFPHTTPConnectionResponse);
+var
+  Path, Method, Extra, Body: string;
+  Conn: TFPHTTPConnection;
+  CID, ReqNo, Ms: Integer;
+begin
+  Method := UpperCase(ARequest.Method);
+  Path := ARequest.PathInfo;
+  if Path = '' then
+    Path := '/';
+  Conn := ARequest.Connection;
+  CID := 0;
+  ReqNo := 0;
+  Extra := '';
+  if Conn is TProbeConnection then
+  begin
+    CID := TProbeConnection(Conn).ID;
+    ReqNo := TProbeConnection(Conn).NextRequest;
+  end;
+  {$ifdef TRUNK_HTTP}
+  if Assigned(Conn) then
+    Extra := ' upstream-id=' + Conn.ConnectionID;
+  {$endif}
+  if RequestNoDelay and Assigned(Conn) and Assigned(Conn.Socket) then
+    SetNoDelay(Conn.Socket.Handle);
+
+  if (Method = 'GET') and (Path = '/ping') then
+  begin
+    AResponse.Code := 200;
+    Body := 'pong';
+  end
+  else if (Method = 'POST') and (Path = '/echo') then
+  begin
+    AResponse.Code := 200;
+    Body := ARequest.Content;
+  end
+  else if (Method = 'GET') and (Path = '/slow') then
+  begin
+    Ms := StrToIntDef(ARequest.QueryFields.Values['ms'], 0);
+    if Ms > 0 then
+      Sleep(Ms);
+    AResponse.Code := 200;
+    Body := 'done';
+  end
+  else
+  begin
+    AResponse.Code := 404;
+    Body := 'not found';
+  end;
+  AResponse.ContentType := 'text/plain';
+  { A stream gives the exact bytes (Content:=... would append a line end);
+    TFPHTTPConnectionResponse still writes it in DoSendContent, after the
+    headers, exactly as with Contents. }
+  AResponse.FreeContentStream := True;
+  AResponse.ContentStream := TStringStream.Create(Body);
+  LogLine(Format('conn=%d req=%d%s method=%s path=%s status=%d http=%s',
+    [CID, ReqNo, Extra, Method, Path, AResponse.Code, ARequest.ProtocolVersion]));
+end;
+
+{ TListenWatcher }
+
+procedure TListenWatcher.Execute;
+{$ifdef unix}
+var
+  Fd: TSocketHandle;
+  V: Longint;
+  L: TSockLen;
+  Addr: TInetSockAddr;
+  Tries: Integer;
+{$endif}
+begin
+  {$ifdef unix}
+  { The listener socket is private to TFPHttpServer in 3.2.2 and Active:=True
+    blocks in the accept loop, so look for our own listening socket: the one
+    descriptor for which SO_ACCEPTCONN is set.  getsockname() then gives the
+    bound port, which also makes --port 0 work. }
+  for Tries := 1 to 20000 do
+  begin
+    if Terminated or Stopping then
+      Exit;
+    for Fd := 3 to 1023 do
+    begin
+      V := 0;
+      L := SizeOf(V);
+      if (fpGetSockOpt(Fd, SOL_SOCKET, SO_ACCEPTCONN, @V, @L) = 0) and (V <> 0) then
+      begin
+        L := SizeOf(Addr);
+        FillChar(Addr, SizeOf(Addr), 0);
+        if (fpGetSockName(Fd, @Addr, @L) = 0) and (Addr.sin_family = AF_INET) then
+        begin
+          ListenFd := Fd;
+          ListenPort := NToHs(Addr.sin_port);
+          WriteLn(Output, 'listening ', ListenAddress, ':', ListenPort);
+          Flush(Output);
+          Exit;
+        end;
+      end;
+    end;
+    Sleep(1);
+  end;
+  LogLine('error: listening socket not found');
+  {$endif}
+end;
+
+{$ifdef unix}
+procedure HandleStopSignal(Sig: cint); cdecl;
+begin
+  Stopping := True;
+  { Unblocks accept(): the accept loop then raises, and the main program
+    treats that as the requested shutdown. }
+  if ListenFd >= 0 then
+    fpShutdown(ListenFd, SHUT_RDWR);
+end;
+
+procedure InstallSignals;
+var
+  Act: SigActionRec;
+begin
+  FillChar(Act, SizeOf(Act), 0);
+  Act.sa_handler := SigActionHandler(@HandleStopSignal);
+  fpSigAction(SIGTERM, @Act, nil);
+  fpSigAction(SIGINT, @Act, nil);
+  FillChar(Act, SizeOf(Act), 0);
+  Act.sa_handler := SigActionHandler(SIG_IGN);
+  fpSigAction(SIGPIPE, @Act, nil);
+end;
+{$endif}
+
+function FPCVersionString: string;
+begin
+  Result := {$I %FPCVERSION%};
+end;
+
+procedure Unsupported(const Flag, Why: string);
+begin
+  WriteLn(StdErr, 'unsupported: ', Flag, ' on FPC ', FPCVersionString, ': ', Why);
+  Halt(ExitUnsupported);
+end;
+
+procedure UsageError(const Msg: string);
+begin
+  WriteLn(StdErr, 'fpserver: ', Msg, ' (try --help)');
+  Halt(ExitUnsupported);
+end;
+
+procedure ShowHelp;
+  procedure Row(const Flag, Text: string; Supported: Boolean);
+  begin
+    if Supported then
+      WriteLn('  ', Flag, StringOfChar(' ', 34 - Length(Flag)), Text)
+    else
+      WriteLn('  ', Flag, StringOfChar(' ', 34 - Length(Flag)), Text, ' [unsupported here: exit 2]');
+  end;
+const
+  Trunk = {$ifdef TRUNK_HTTP}True{$else}False{$endif};
+begin
+  WriteLn('fpserver - test server on the real TFPHttpServer (FPC ', FPCVersionString, ')');
+  WriteLn('usage: fpserver [flags]');
+  Row('--port N', 'listen port; 0 = any free port (default 0)', True);
+  Row('--address A', 'listen address (default 127.0.0.1)', True);
+  Row('--thread-mode none|thread', 'default none (3.2.2: maps to Threaded)', True);
+  Row('--thread-mode pool|polled', 'ThreadMode tmThreadPool / polled', Trunk);
+  Row('--keep-connections', 'KeepConnections:=True (default off)', Trunk);
+  Row('--keep-connection-timeout MS', 'KeepConnectionTimeout (default 0)', Trunk);
+  Row('--keep-connection-idle-timeout MS', 'KeepConnectionIdleTimeout (default 50)', Trunk);
+  Row('--max-live-connection-count N', 'MaxLiveConnectionCount (default 128)', Trunk);
+  Row('--accept-idle-timeout MS', 'AcceptIdleTimeout (default 0)', True);
+  Row('--request-read-timeout MS', 'RequestReadTimeout', False);
+  Row('--on-allow-connect nodelay', 'OnAllowConnect handler: TCP_NODELAY + log', True);
+  Row('--socket-handler nodelay', 'OnGetSocketHandler: handler whose Accept sets TCP_NODELAY', True);
+  Row('--request-nodelay', 'TCP_NODELAY on Connection.Socket.Handle in the request handler', True);
+  Row('--horse', 'Horse 3.3.4 settings (trunk: thread, keep-connections, 15000; 3.2.2: Threaded, QueueSize 15)', True);
+  Row('--help', 'this text', True);
+end;
+
+function ArgValue(var I: Integer; const Flag: string): string;
+begin
+  if I >= ParamCount then
+    UsageError('missing value for ' + Flag);
+  Inc(I);
+  Result := ParamStr(I);
+end;
+
+function ArgInt(var I: Integer; const Flag: string): Integer;
+var
+  S: string;
+begin
+  S := ArgValue(I, Flag);
+  if not TryStrToInt(S, Result) or (Result < 0) then
+    UsageError('bad number for ' + Flag + ': ' + S);
+end;
+
+{$ifdef TRUNK_HTTP}
+{ Enum names are looked up through RTTI so that a trunk without a polled mode
+  still compiles (and answers "unsupported" for that mode at run time). }
+function TrunkThreadMode(const Name: string): Integer;
+  function Try1(const EnumName: string): Boolean;
+  begin
+    Result := False;
+    if EnumName = '' then
+      Exit;
+    TrunkThreadMode := GetEnumValue(TypeInfo(TThreadMode), EnumName);
+    Result := TrunkThreadMode >= 0;
+  end;
+begin
+  Result := -1;
+  if Name = 'none' then Try1('tmNone')
+  else if Name = 'thread' then Try1('tmThread')
+  else if Name = 'pool' then
+  begin
+    if not Try1('tmThreadPool') then Try1('tmPool');
+  end
+  else if Name = 'polled' then
+  begin
+    if not Try1('tmPolled') then Try1('tmThreadPolled');
+  end;
+end;
+{$endif}
+
+var
+  Server: TProbeServer;
+  Watcher: TListenWatcher;
+  I, N: Integer;
+  A, ThreadModeName, AllowConnect, SocketHandler: string;
+  Horse, KeepConnections, HaveKeepTimeout, HaveIdleTimeout, HaveMaxLive, RequestNoDelay: Boolean;
+  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive: Integer;
+  {$ifdef TRUNK_HTTP}
+  TM: Integer;
+  {$endif}
+begin
+  InitCriticalSection(LogLock);
+  ThreadModeName := '';
+  AllowConnect := '';
+  SocketHandler := '';
+  Horse := False;
+  KeepConnections := False;
+  HaveKeepTimeout := False;
+  HaveIdleTimeout := False;
+  HaveMaxLive := False;
+  RequestNoDelay := False;
+  KeepTimeout := 0;
+  IdleTimeout := 0;
+  AcceptIdle := 0;
+  MaxLive := 0;
+
+  I := 1;
+  while I <= ParamCount do
+  begin
+    A := ParamStr(I);
+    if (A = '--help') or (A = '-h') then
+    begin
+      ShowHelp;
+      Halt(0);
+    end
+    else if A = '--port' then
+    begin
+      N := ArgInt(I, A);
+      if N > 65535 then
+        UsageError('bad port ' + IntToStr(N));
+      ListenPort := N;
+    end
+    else if A = '--address' then
+      ListenAddress := ArgValue(I, A)
+    else if A = '--thread-mode' then
+      ThreadModeName := ArgValue(I, A)
+    else if A = '--keep-connections' then
+      KeepConnections := True
+    else if A = '--keep-connection-timeout' then
+    begin
+      KeepTimeout := ArgInt(I, A);
+      HaveKeepTimeout := True;
+    end
+    else if A = '--keep-connection-idle-timeout' then
+    begin
+      IdleTimeout := ArgInt(I, A);
+      HaveIdleTimeout := True;
+    end
+    else if A = '--max-live-connection-count' then
+    begin
+      MaxLive := ArgInt(I, A);
+      HaveMaxLive := True;
+    end
+    else if A = '--accept-idle-timeout' then
+      AcceptIdle := ArgInt(I, A)
+    else if A = '--request-read-timeout' then
+    begin
+      ArgInt(I, A);
+      Unsupported(A, 'this program does not wire RequestReadTimeout (absent from 3.2.2 and from older trunk snapshots)');
+    end
+    else if A = '--on-allow-connect' then
+      AllowConnect := ArgValue(I, A)
+    else if A = '--socket-handler' then
+      SocketHandler := ArgValue(I, A)
+    else if A = '--request-nodelay' then
+      RequestNoDelay := True
+    else if A = '--horse' then
+    begin
+      { Horse 3.3.4: thread mode thread; on FPC >= 3.3.1 also keep-connections
+        with a 15000 ms timeout; later flags override. }
+      Horse := True;
+      ThreadModeName := 'thread';
+      {$ifdef TRUNK_HTTP}
+      KeepConnections := True;
+      KeepTimeout := 15000;
+      HaveKeepTimeout := True;
+      {$endif}
+    end
+    else
+      UsageError('unknown flag ' + A);
+    Inc(I);
+  end;
+
+  if (AllowConnect <> '') and (AllowConnect <> 'nodelay') then
+    UsageError('--on-allow-connect accepts only "nodelay"');
+  if (SocketHandler <> '') and (SocketHandler <> 'nodelay') then
+    UsageError('--socket-handler accepts only "nodelay"');
+  if (ThreadModeName <> '') and (ThreadModeName <> 'none') and (ThreadModeName <> 'thread')
+     and (ThreadModeName <> 'pool') and (ThreadModeName <> 'polled') then
+    UsageError('--thread-mode must be none, thread, pool or polled');
+
+  {$ifndef TRUNK_HTTP}
+  if KeepConnections then
+    Unsupported('--keep-connections', 'TFPHttpServer has no KeepConnections before FPC 3.3.1 (one request per connection)');
+  if HaveKeepTimeout then
+    Unsupported('--keep-connection-timeout', 'no KeepConnectionTimeout before FPC 3.3.1');
+  if HaveIdleTimeout then
+    Unsupported('--keep-connection-idle-timeout', 'no KeepConnectionIdleTimeout before FPC 3.3.1');
+  if HaveMaxLive then
+    Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount before FPC 3.3.1');
+  if (ThreadModeName = 'pool') or (ThreadModeName = 'polled') then
+    Unsupported('--thread-mode ' + ThreadModeName, 'only Threaded (none|thread) exists before FPC 3.3.1');
+  {$endif}
+
+  Server := TProbeServer.Create(nil);
+  try
+    Server.Address := ListenAddress;
+    Server.Port := ListenPort;
+    Server.OnRequest := @Server.ServeRequest;
+    Server.RequestNoDelay := RequestNoDelay;
+    Server.AcceptIdleTimeout := AcceptIdle;
+    if Horse then
+      Server.QueueSize := 15;
+    if AllowConnect = 'nodelay' then
+      Server.OnAllowConnect := @Server.AllowConnectNoDelay;
+    if SocketHandler = 'nodelay' then
+      Server.OnGetSocketHandler := @Server.GetNoDelayHandler;
+    {$ifdef TRUNK_HTTP}
+    if ThreadModeName <> '' then
+    begin
+      TM := TrunkThreadMode(ThreadModeName);
+      if TM < 0 then
+        Unsupported('--thread-mode ' + ThreadModeName, 'no matching TThreadMode value in this fcl-web');
+      Server.ThreadMode := TThreadMode(TM);
+    end;
+    Server.KeepConnections := KeepConnections;
+    if HaveKeepTimeout then
+      Server.KeepConnectionTimeout := KeepTimeout;
+    if HaveIdleTimeout then
+      Server.KeepConnectionIdleTimeout := IdleTimeout;
+    if HaveMaxLive then
+      Server.MaxLiveConnectionCount := MaxLive;
+    {$else}
+    Server.Threaded := ThreadModeName = 'thread';
+    {$endif}
+
+    {$ifdef unix}
+    InstallSignals;
+    {$endif}
+    LogLine(Format('fpc=%s thread-mode=%s on-allow-connect=%s socket-handler=%s request-nodelay=%s',
+      [FPCVersionString, ThreadModeName, AllowConnect, SocketHandler, BoolToStr(RequestNoDelay, 'on', 'off')]));
+    Watcher := TListenWatcher.Create(False);
+    try
+      try
+        Server.Active := True;   { blocks in the accept loop }
+      except
+        on E: Exception do
+          if not Stopping then
+          begin
+            LogLine('error: ' + E.ClassName + ': ' + E.Message);
+            ExitCode := 1;
+          end;
+      end;
+    finally
+      Watcher.Terminate;
+      Watcher.WaitFor;
+      Watcher.Free;
+    end;
+    if Stopping then
+      LogLine('stopping on signal');
+  finally
+    Server.Free;
+  end;
+  DoneCriticalSection(LogLock);
+end.

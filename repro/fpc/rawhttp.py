@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Raw-socket HTTP helper for repro/fpc/investigate.sh (stdlib only).
+
+usage: rawhttp.py HOST PORT SCENARIO [WAIT_S]
+
+Scenarios (each writes its requests with ONE send() where stated):
+  single     one GET /ping; report headers, then whether the server closed
+  reuse      GET /ping, wait 50 ms, GET /ping again on the same socket
+  pipeline3  three GET /ping in one send()
+  postget    POST /echo (5-byte body) + GET /ping in one send()
+
+Prints one JSON object: responses counted (status lines), the Connection
+header of each, whether and when EOF/RST arrived, and what a reuse saw.
+WAIT_S (default 2) is only how long it waits for more bytes.
+"""
+import json
+import socket
+import sys
+import time
+
+PING = b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"
+POST = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+
+
+def read_all(sock, deadline):
+    """Read until EOF/RST or deadline. Returns (bytes, end, t_end_ms)."""
+    buf = b""
+    t0 = time.monotonic()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return buf, "timeout", None
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            return buf, "timeout", None
+        except ConnectionResetError:
+            return buf, "ECONNRESET", round((time.monotonic() - t0) * 1000, 3)
+        if not chunk:
+            return buf, "EOF", round((time.monotonic() - t0) * 1000, 3)
+        buf += chunk
+
+
+def parse(buf):
+    out = []
+    for part in buf.split(b"HTTP/1.")[1:]:
+        head = part.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+        lines = head.split("\r\n")
+        conn = None
+        for line in lines[1:]:
+            if line.lower().startswith("connection:"):
+                conn = line.split(":", 1)[1].strip()
+        out.append({"status": lines[0][2:].strip(), "connection": conn})
+    return out
+
+
+def main():
+    host, port, scen = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    wait = float(sys.argv[4]) if len(sys.argv) > 4 else 2.0
+    s = socket.create_connection((host, port), timeout=5)
+    res = {"scenario": scen, "local_port": s.getsockname()[1]}
+    if scen in ("single", "reuse"):
+        s.sendall(PING)
+        buf, end, t = read_all(s, time.monotonic() + wait)
+        res.update(responses=parse(buf), end=end, end_ms=t)
+        if scen == "reuse":
+            time.sleep(0.05)
+            try:
+                s.sendall(PING)
+                buf2, end2, _ = read_all(s, time.monotonic() + wait)
+                res["reuse"] = {"send": "ok", "responses": len(parse(buf2)), "end": end2}
+            except OSError as e:
+                res["reuse"] = {"send": type(e).__name__, "errno": e.errno}
+    elif scen == "pipeline3":
+        s.sendall(PING * 3)
+        buf, end, t = read_all(s, time.monotonic() + wait)
+        res.update(requests_sent=3, responses=parse(buf), end=end, end_ms=t)
+    elif scen == "postget":
+        s.sendall(POST + PING)
+        buf, end, t = read_all(s, time.monotonic() + wait)
+        res.update(requests_sent=2, responses=parse(buf), end=end, end_ms=t)
+    else:
+        print("unknown scenario", file=sys.stderr)
+        return 1
+    res["response_count"] = len(res.get("responses", []))
+    s.close()
+    print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
