@@ -15,6 +15,8 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 FIXES    = forward-allow-connect buffer-aware-pending coalesce-writes \
            announce-close keep-surplus-bytes pool-idle-fallback
 VARIANTS = stock $(FIXES) all
+# Pairs the matrix uses to show an interaction between two fixes.
+PAIRS    = keep-surplus-bytes+buffer-aware-pending
 SERVER_SRC = $(wildcard server-min/*.c server-min/*.h)
 PATCHES    = patches/series $(wildcard patches/*.patch)
 
@@ -24,7 +26,7 @@ PCAP_SRC   = $(wildcard captures/pcap_*.c)
 STRACE_SRC = $(wildcard captures/strace_*.c)
 CAP_HDR    = $(wildcard captures/*.h)
 
-SERVERS = $(foreach v,$(VARIANTS),build/$(v)/server-min)
+SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 TOOLS   = build/probe build/pcap-analyse build/strace-analyse
 
 .PHONY: all servers tools sanitizers repro test deps clean report fuzz fpc

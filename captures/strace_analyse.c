@@ -1069,14 +1069,14 @@ int main(int argc, char **argv)
             fclose(f);
             die("strace-analyse %s: line %d: binary data, not an strace log", in_file, nlines);
         }
+        if (!last_nl) {   /* strace ends every line with a newline */
+            free(line);
+            fclose(f);
+            die("strace-analyse %s: line %d: truncated (last line has no newline)", in_file, nlines);
+        }
         k = strace_parse_line(line, (size_t)n, &L);
         if (k == ST_BAD) {
             nbad++;
-            if (!last_nl) {
-                free(line);
-                fclose(f);
-                die("strace-analyse %s: line %d: truncated (no newline, incomplete syscall line)", in_file, nlines);
-            }
             continue;
         }
         ok_lines++;

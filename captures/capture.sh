@@ -1,0 +1,168 @@
+#!/bin/bash
+# captures/capture.sh - one scripted, repeatable capture of a server under a probe.
+#
+# usage: capture.sh [--veth] --scenario S [--probe-args "..."]
+#                   (--variant NAME [--server-args "..."] | --server "CMD with {port}" --port P)
+#                   [--no-strace] --out DIR
+#
+#   --variant NAME   server is build/NAME/server-min --port 0 --horse [server-args];
+#                    the port is read from its "listening ADDR:PORT" line
+#   --server CMD     any server (e.g. a real FPC build); {port} and {address}
+#                    in CMD are replaced; --port P is the port it listens on
+#   --veth           server inside a fresh network namespace behind a veth pair
+#                    (private /30 on that pair only), probe and tcpdump on the host side
+#   --no-strace      do not run the server under strace
+#
+# Writes DIR/wire.pcap, DIR/server.strace, DIR/probe.json, DIR/server.out|err,
+# DIR/pcap.json, DIR/pcap.txt, DIR/ladder.txt, DIR/strace.json, DIR/strace.txt.
+# Exit: 0 ok, 1 failure, 2 usage, 3 missing command, 4 not root.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+VETH=0 SCENARIO="" PROBE_ARGS="" VARIANT="" SERVER_CMD="" SERVER_ARGS="" PORT="" OUT="" USE_STRACE=1
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --veth) VETH=1 ;;
+        --scenario) SCENARIO=${2:-}; shift ;;
+        --probe-args) PROBE_ARGS=${2:-}; shift ;;
+        --variant) VARIANT=${2:-}; shift ;;
+        --server-args) SERVER_ARGS=${2:-}; shift ;;
+        --server) SERVER_CMD=${2:-}; shift ;;
+        --port) PORT=${2:-}; shift ;;
+        --out) OUT=${2:-}; shift ;;
+        --no-strace) USE_STRACE=0 ;;
+        -h|--help) usage ;;
+        *) echo "capture: unknown argument '$1'" >&2; usage ;;
+    esac
+    shift
+done
+{ [ -n "$SCENARIO" ] && [ -n "$OUT" ]; } || usage
+if [ -n "$VARIANT" ] && [ -n "$SERVER_CMD" ]; then usage; fi
+[ -n "$VARIANT" ] || [ -n "$SERVER_CMD" ] || usage
+if [ -n "$SERVER_CMD" ]; then
+    case "$PORT" in ''|*[!0-9]*) echo "capture: --server needs --port P" >&2; exit 2 ;; esac
+fi
+
+trap cap_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+require_root
+require_command tcpdump tcpdump
+[ "$USE_STRACE" = 1 ] && require_command strace strace
+[ "$VETH" = 1 ] && require_command ip iproute2
+PROBE=$ROOT/build/probe
+PCAPA=$ROOT/build/pcap-analyse
+STRACEA=$ROOT/build/strace-analyse
+for b in "$PROBE" "$PCAPA" "$STRACEA"; do
+    [ -x "$b" ] || { echo "capture: missing $b (run: make ${b#"$ROOT"/})" >&2; exit 3; }
+done
+if [ -n "$VARIANT" ]; then
+    SERVER_BIN=$ROOT/build/$VARIANT/server-min
+    [ -x "$SERVER_BIN" ] || { echo "capture: missing $SERVER_BIN (run: make build/$VARIANT/server-min)" >&2; exit 3; }
+fi
+
+mkdir -p "$OUT" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+rm -f "$OUT"/wire.pcap "$OUT"/server.strace "$OUT"/probe.json "$OUT"/server.out "$OUT"/server.err
+CAP_TMP=$(mktemp -d /tmp/fphs-capture.XXXXXX)
+
+# --- network: loopback or a fresh namespace --------------------------
+if [ "$VETH" = 1 ]; then
+    netns_setup
+    IFACE=$VETH_HOST
+    SRV_ADDR=$NS_ADDR
+    RUN_IN=(ip netns exec "$NS")
+else
+    IFACE=lo
+    SRV_ADDR=127.0.0.1
+    RUN_IN=()
+fi
+
+# --- server ----------------------------------------------------------
+if [ -n "$VARIANT" ]; then
+    # shellcheck disable=SC2206
+    SRV=("$SERVER_BIN" --port 0 --address "$SRV_ADDR" --horse $SERVER_ARGS)
+else
+    c=${SERVER_CMD//\{port\}/$PORT}
+    c=${c//\{address\}/$SRV_ADDR}
+    # shellcheck disable=SC2206
+    SRV=($c)
+fi
+STRACE=()
+if [ "$USE_STRACE" = 1 ]; then
+    # shellcheck disable=SC2054
+    STRACE=(strace -f -tt -T -s 65535 -e trace=network,select,pselect6,poll,read,write,close -o "$OUT/server.strace" --)
+fi
+"${RUN_IN[@]}" "${STRACE[@]}" "${SRV[@]}" >"$OUT/server.out" 2>"$OUT/server.err" &
+SRV_PID=$!
+CAP_PIDS+=("$SRV_PID")
+if [ -n "$VARIANT" ]; then
+    wait_for_line "$OUT/server.out" '^listening ' "$SRV_PID" || die "server did not print 'listening ADDR:PORT' (see $OUT/server.err)"
+    PORT=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$OUT/server.out" | head -n1)
+    [ -n "$PORT" ] || die "cannot parse port from $OUT/server.out"
+else
+    # a foreign server: wait until the port accepts a connection (bash /dev/tcp, no traffic before tcpdump matters)
+    ok=0
+    for _ in $(seq 200); do
+        if (exec 3<>"/dev/tcp/$SRV_ADDR/$PORT") 2>/dev/null; then ok=1; break; fi
+        kill -0 "$SRV_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ "$ok" = 1 ] || die "server never accepted on $SRV_ADDR:$PORT (see $OUT/server.err)"
+fi
+
+# --- tcpdump, proven live by a UDP marker -----------------------------
+MARK=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000 ))
+[ "$MARK" = "$PORT" ] && MARK=$((MARK + 1))
+tcpdump -i "$IFACE" -s 0 -U --immediate-mode -Z root -w "$OUT/wire.pcap" "tcp port $PORT or udp port $MARK" \
+    2>"$CAP_TMP/tcpdump.err" &
+TD_PID=$!
+CAP_PIDS+=("$TD_PID")
+seen=0
+for _ in $(seq 100); do
+    kill -0 "$TD_PID" 2>/dev/null || die "tcpdump exited: $(tr '\n' ' ' <"$CAP_TMP/tcpdump.err")"
+    echo marker >"/dev/udp/$SRV_ADDR/$MARK" 2>/dev/null
+    if pcap_has_marker "$OUT/wire.pcap" "$MARK"; then seen=1; break; fi
+    sleep 0.05
+done
+[ "$seen" = 1 ] || die "tcpdump never captured the marker on $IFACE"
+
+# --- probe -------------------------------------------------------------
+# shellcheck disable=SC2206
+PA=($PROBE_ARGS)
+"$PROBE" --json --scenario "$SCENARIO" "${PA[@]}" "$SRV_ADDR" "$PORT" >"$OUT/probe.json" 2>"$OUT/probe.err"
+PROBE_RC=$?
+
+# --- stop: tcpdump by PID (SIGINT flushes), then the server by PID ------
+stop_pid "$TD_PID" INT
+if [ "$USE_STRACE" = 1 ]; then
+    # SRV_PID is strace; signal the traced server (its child), strace then exits
+    child=$(pgrep -P "$SRV_PID" | head -n1)
+    [ -n "$child" ] && stop_pid_child=$child && kill -TERM "$stop_pid_child" 2>/dev/null
+fi
+stop_pid "$SRV_PID" TERM
+CAP_PIDS=()
+
+# --- analysis -----------------------------------------------------------
+rc=0
+"$PCAPA" --port "$PORT" --json "$OUT/wire.pcap" >"$OUT/pcap.json" || rc=1
+"$PCAPA" --port "$PORT" "$OUT/wire.pcap" >"$OUT/pcap.txt" || rc=1
+: >"$OUT/ladder.txt"
+nresp=$(sed -n 's/^  "responses": \([0-9]*\),$/\1/p' "$OUT/pcap.json")
+for ((i = 1; i <= ${nresp:-0} && i <= 6; i++)); do
+    "$PCAPA" --port "$PORT" --ladder "$i" "$OUT/wire.pcap" >>"$OUT/ladder.txt"
+done
+if [ "$USE_STRACE" = 1 ]; then
+    "$STRACEA" --json "$OUT/server.strace" >"$OUT/strace.json" || rc=1
+    "$STRACEA" "$OUT/server.strace" >"$OUT/strace.txt" || rc=1
+fi
+note "server $SRV_ADDR:$PORT on $IFACE, probe exit $PROBE_RC, outputs in $OUT"
+sed -n '2,5p' "$OUT/pcap.txt" >&2
+[ "$PROBE_RC" -le 0 ] || { note "probe failed (exit $PROBE_RC): $(head -c 300 "$OUT/probe.err")"; rc=1; }
+exit $rc

@@ -1,0 +1,118 @@
+#!/bin/bash
+# captures/tests/test_analysers.sh - offline, deterministic checks of the
+# analysers: verdicts on the committed reference captures, and a clear
+# one-line error with exit 1 on truncated / garbage / empty inputs.
+# usage: captures/tests/test_analysers.sh  (from the repo root; needs build/pcap-analyse,
+#        build/strace-analyse; runs build/test-capture-parsers if present)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+REF=$ROOT/captures/reference
+PA=$ROOT/build/pcap-analyse
+SA=$ROOT/build/strace-analyse
+pass=0 fail=0
+TMP=$(mktemp -d /tmp/fphs-captest.XXXXXX)
+trap 'rm -rf -- "$TMP"' EXIT
+
+ok()   { echo "TEST: $1 [ OK ]"; pass=$((pass + 1)); }
+bad()  { echo "TEST: $1 [FAIL] $2"; fail=$((fail + 1)); }
+# jget FILE EXPR: python-free JSON lookups via the analyser's fixed key layout
+jnum() { sed -n "s/.*\"$2\": \([0-9-]*\).*/\1/p" "$1" | head -n1; }
+check() { # name actual expected
+    if [ "$2" = "$3" ]; then ok "$1"; else bad "$1" "(got '$2', want '$3')"; fi
+}
+
+for b in "$PA" "$SA"; do
+    [ -x "$b" ] || { echo "missing $b (make ${b#"$ROOT"/})"; exit 1; }
+done
+
+# --- verdicts on reference captures -----------------------------------
+r=$REF/stock-b3
+if [ -f "$r/wire.pcap" ]; then
+    "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
+    check "stock-b3 responses" "$(jnum "$TMP/p.json" responses)" 5
+    check "stock-b3 requests" "$(jnum "$TMP/p.json" requests)" 5
+    check "stock-b3 held-until-ack" "$(jnum "$TMP/p.json" held-until-ack)" 4
+    check "stock-b3 response 1 not held" \
+        "$(grep -c '"conn": 1, "index": 1, "status": 200, "class": "held-until-ack"' "$TMP/p.json")" 0
+    "$SA" --json "$r/server.strace" >"$TMP/s.json"
+    check "stock-b3 2 sends per response" \
+        "$(jnum "$TMP/s.json" sends_per_response_min)/$(jnum "$TMP/s.json" sends_per_response_max)" 2/2
+    check "stock-b3 no TCP_NODELAY" "$(jnum "$TMP/s.json" tcp_nodelay_total)" 0
+    check "stock-b3 listener SO_REUSEADDR" "$(grep -c '"listener_setsockopt": \["SO_REUSEADDR"\]' "$TMP/s.json")" 1
+    "$PA" --ladder 2 "$r/wire.pcap" >"$TMP/l.txt"
+    check "stock-b3 ladder shows delayed ACK then body" \
+        "$(grep -c -e 'delayed ACK of header' -e 'body, released' "$TMP/l.txt")" 2
+else
+    bad "stock-b3 reference present" "(no $r/wire.pcap: run captures/make-reference.sh)"
+fi
+
+r=$REF/stock-b2
+if [ -f "$r/wire.pcap" ]; then
+    "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
+    check "stock-b2 3 requests on the wire, 1 response" \
+        "$(jnum "$TMP/p.json" requests)/$(jnum "$TMP/p.json" responses)" 3/1
+    "$SA" --json "$r/server.strace" >"$TMP/s.json"
+    n=$(jnum "$TMP/s.json" timed_out_with_buffered_request_total)
+    if [ "${n:-0}" -gt 0 ]; then ok "stock-b2 selects timed out with a buffered request ($n)"; else
+        bad "stock-b2 selects timed out with a buffered request" "(got '$n')"; fi
+    check "stock-b2 requests read / responses" \
+        "$(jnum "$TMP/s.json" requests_read_total)/$(jnum "$TMP/s.json" responses_total)" 3/1
+else
+    bad "stock-b2 reference present" "(no $r/wire.pcap)"
+fi
+
+r=$REF/coalesce-writes
+if [ -f "$r/wire.pcap" ]; then
+    "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
+    check "coalesce-writes all coalesced" "$(jnum "$TMP/p.json" coalesced)" 5
+    "$SA" --json "$r/server.strace" >"$TMP/s.json"
+    check "coalesce-writes 1 send per response" "$(jnum "$TMP/s.json" sends_per_response_max)" 1
+fi
+
+r=$REF/socket-handler-nodelay
+if [ -f "$r/wire.pcap" ]; then
+    "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
+    check "socket-handler-nodelay no held-until-ack" "$(jnum "$TMP/p.json" held-until-ack)" 0
+    "$SA" --json "$r/server.strace" >"$TMP/s.json"
+    check "socket-handler-nodelay TCP_NODELAY per connection" "$(jnum "$TMP/s.json" tcp_nodelay_total)" 1
+fi
+
+# --- malformed inputs: exit 1 and exactly one line on stderr --------------
+expect_err() { # name binary file
+    local rc lines
+    "$2" "$3" >/dev/null 2>"$TMP/err"
+    rc=$?
+    lines=$(wc -l <"$TMP/err")
+    if [ "$rc" = 1 ] && [ "$lines" = 1 ]; then ok "$1 -> exit 1: $(cat "$TMP/err")"; else
+        bad "$1" "(exit $rc, $lines stderr lines: $(head -c 200 "$TMP/err"))"; fi
+}
+: >"$TMP/empty"
+printf 'this is not a capture\n' >"$TMP/garbage"
+head -c 4096 /dev/urandom >"$TMP/random"
+if [ -f "$REF/stock-b3/wire.pcap" ]; then
+    head -c 300 "$REF/stock-b3/wire.pcap" >"$TMP/trunc.pcap"
+    head -c 24 "$REF/stock-b3/wire.pcap" >"$TMP/hdronly.pcap"
+    expect_err "pcap truncated" "$PA" "$TMP/trunc.pcap"
+    expect_err "pcap no TCP (header only)" "$PA" "$TMP/hdronly.pcap"
+    s=$(stat -c %s "$REF/stock-b3/server.strace")
+    head -c $((s / 2)) "$REF/stock-b3/server.strace" >"$TMP/trunc.strace"
+    expect_err "strace truncated" "$SA" "$TMP/trunc.strace"
+fi
+expect_err "pcap empty" "$PA" "$TMP/empty"
+expect_err "pcap garbage" "$PA" "$TMP/garbage"
+expect_err "pcap random bytes" "$PA" "$TMP/random"
+expect_err "pcap missing file" "$PA" "$TMP/nonexistent"
+expect_err "strace empty" "$SA" "$TMP/empty"
+expect_err "strace garbage" "$SA" "$TMP/garbage"
+expect_err "strace random bytes" "$SA" "$TMP/random"
+"$PA" >/dev/null 2>&1; check "pcap usage error exit 2" $? 2
+"$SA" >/dev/null 2>&1; check "strace usage error exit 2" $? 2
+
+# --- unit tests of the pure parsers (CUnit) -------------------------------
+if [ -x "$ROOT/build/test-capture-parsers" ]; then
+    if "$ROOT/build/test-capture-parsers" >"$TMP/cu.txt" 2>&1; then ok "CUnit parser suites"; else
+        bad "CUnit parser suites" "($(grep -c FAILED "$TMP/cu.txt") failed; see build/test-capture-parsers)"; fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

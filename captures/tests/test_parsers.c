@@ -1,0 +1,131 @@
+/* captures/tests/test_parsers.c - CUnit tests of the analysers' pure functions.
+ * Build: cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o build/test-capture-parsers \
+ *           captures/tests/test_parsers.c -lcunit
+ * main returns the number of failures. */
+#define PA_NO_MAIN
+#define SA_NO_MAIN
+#include "../pcap_analyse.c"
+#include "../strace_analyse.c"
+
+#include <CUnit/Basic.h>
+
+#define S(x) (const unsigned char *)(x), sizeof(x) - 1
+#define C(x) (x), sizeof(x) - 1
+
+static void t_classify(void)
+{
+    const char *r;
+    /* same segment -> coalesced */
+    CU_ASSERT_EQUAL(pa_classify(5, 5, 7, 100, 100, 200, 1, 1, &r), PA_COALESCED);
+    /* body before the ACK (in capture order) -> sent-before-ack */
+    CU_ASSERT_EQUAL(pa_classify(5, 6, 7, 100, 110, 150, 1, 1, &r), PA_SENT_BEFORE_ACK);
+    CU_ASSERT_EQUAL(pa_classify(5, 6, -1, 100, 110, 0, 1, 0, &r), PA_SENT_BEFORE_ACK);
+    /* 43 ms ACK, body 20 us later -> held */
+    CU_ASSERT_EQUAL(pa_classify(5, 8, 7, 0, 43432, 43412, 1, 1, &r), PA_HELD_UNTIL_ACK);
+    /* quick ACK 60 us, body 22 us later -> other (ratio rule) */
+    CU_ASSERT_EQUAL(pa_classify(5, 8, 7, 0, 82, 60, 1, 1, &r), PA_OTHER);
+    CU_ASSERT_PTR_NOT_NULL(r);
+    CU_ASSERT_EQUAL(pa_classify(5, -1, 7, 0, 0, 60, 0, 1, &r), PA_OTHER);
+}
+
+static void t_http(void)
+{
+    static const char resp[] = "HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\npong";
+    static const char req2[] = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
+    static const char post[] = "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /ping HTTP/1.1\r\n\r\n";
+    static const char chunk[] = "4\r\npong\r\n0\r\n\r\nX";
+    size_t used;
+    CU_ASSERT_EQUAL(pa_head_end(S(resp)), sizeof resp - 1 - 4);
+    CU_ASSERT_EQUAL(pa_content_length(S(resp)), 4);
+    CU_ASSERT_EQUAL(pa_status_code(S(resp)), 200);
+    CU_ASSERT_TRUE(pa_is_response_start(S(resp)));
+    CU_ASSERT_EQUAL(pa_count_requests(S(req2), &used), 2);
+    CU_ASSERT_EQUAL(pa_count_requests(S(post), &used), 2);
+    CU_ASSERT_EQUAL(pa_chunked_len(S(chunk)), sizeof chunk - 2);
+    CU_ASSERT_EQUAL(pa_count_requests(S("garbage\r\n\r\n"), &used), 0);
+    {
+        int64_t v[] = {1, 5, 9, 10};
+        CU_ASSERT_EQUAL(pa_median_sorted(v, 3), 5);
+        CU_ASSERT_EQUAL(pa_median_sorted(v, 4), 7);
+    }
+}
+
+static void t_strace_line(void)
+{
+    struct st_line L;
+    const char *a = "5473  00:49:50.327219 sendto(4, \"HTTP/1.1 200 OK\\r\\n\\r\\n\", 19, 0, NULL, 0) = 19 <0.000198>";
+    const char *b = "9186  00:52:22.554762 accept(3, NULL, NULL <unfinished ...>";
+    const char *c = "9186  00:52:23.284460 <... accept resumed>) = 5 <0.729649>";
+    const char *d = "77 00:00:01.000000 select(6, [5], NULL, NULL, {tv_sec=0, tv_usec=50000}) = 0 (Timeout) <0.050123>";
+    const char *e = "5430  00:49:50.159379 close(3)          = 0 <0.000030>";
+    const char *f = "[pid 12] 00:00:01.5 recvfrom(4, 0x7f, 4096, 0, NULL, NULL) = -1 EAGAIN (Resource temporarily unavailable) <0.000010>";
+    CU_ASSERT_EQUAL(strace_parse_line(a, strlen(a), &L), ST_CALL);
+    CU_ASSERT_EQUAL(L.pid, 5473);
+    CU_ASSERT_STRING_EQUAL(L.name, "sendto");
+    CU_ASSERT_EQUAL(L.ret, 19);
+    CU_ASSERT_EQUAL(L.dur_us, 198);
+    CU_ASSERT_EQUAL(strace_parse_line(b, strlen(b), &L), ST_UNFINISHED);
+    CU_ASSERT_EQUAL(strace_parse_line(c, strlen(c), &L), ST_RESUMED);
+    CU_ASSERT_EQUAL(L.ret, 5);
+    CU_ASSERT_EQUAL(strace_parse_line(d, strlen(d), &L), ST_CALL);
+    CU_ASSERT_EQUAL(L.ret, 0);
+    CU_ASSERT_EQUAL(L.dur_us, 50123);
+    CU_ASSERT_EQUAL(strace_parse_line(e, strlen(e), &L), ST_CALL);
+    CU_ASSERT_STRING_EQUAL(L.name, "close");
+    CU_ASSERT_EQUAL(strace_parse_line(f, strlen(f), &L), ST_CALL);
+    CU_ASSERT_EQUAL(L.pid, 12);
+    CU_ASSERT_EQUAL(L.ret, -1);
+    CU_ASSERT_EQUAL(strace_parse_line("hello world", 11, &L), ST_BAD);
+    CU_ASSERT_EQUAL(strace_parse_line("1 00:00:00.1 +++ exited with 0 +++", 34, &L), ST_EXIT);
+}
+
+static void t_strace_args(void)
+{
+    const char *st[6];
+    size_t sl[6], used;
+    unsigned char out[64];
+    const char *args = "5, [5], [5], NULL, {tv_sec=0, tv_usec=50000}";
+    const char *wv = "4, [{iov_base=\"HTTP/1.1 200\\r\\n\", iov_len=14}, {iov_base=\"pong\", iov_len=4}], 2";
+    size_t n;
+    unsigned char *d;
+    CU_ASSERT_EQUAL(st_split_args(args, strlen(args), st, sl, 6), 5);
+    CU_ASSERT_EQUAL(st_timeout_ms(st[4], sl[4], 0), 50);
+    CU_ASSERT_EQUAL(st_timeout_ms(C("{tv_sec=30, tv_nsec=0}"), 1), 30000);
+    CU_ASSERT_EQUAL(st_timeout_ms(C("{0, 50000}"), 0), 50);
+    CU_ASSERT_EQUAL(st_timeout_ms(C("NULL"), 0), -1);
+    CU_ASSERT_TRUE(st_fdset_has(st[1], sl[1], 5));
+    CU_ASSERT_FALSE(st_fdset_has(st[1], sl[1], 4));
+    CU_ASSERT_TRUE(st_fdset_has(C("[{fd=7, events=POLLIN}]"), 7));
+    CU_ASSERT_EQUAL(st_unescape(C("\"a\\r\\n\\x41\\101\\0\"..."), out, sizeof out, &used), 6);
+    CU_ASSERT_EQUAL(memcmp(out, "a\r\nAA\0", 6), 0);
+    CU_ASSERT_EQUAL(used, 20u);
+    d = st_call_data("writev", wv, strlen(wv), &n);
+    CU_ASSERT_EQUAL(n, 18u);
+    CU_ASSERT_TRUE(d && memcmp(d, "HTTP/1.1 200\r\npong", 18) == 0);
+    free(d);
+    {
+        static const unsigned char two[] = "GET / HTTP/1.1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab";
+        size_t off = 0;
+        CU_ASSERT_EQUAL(st_count_request_heads(two, sizeof two - 1, &off), 1); /* POST body incomplete */
+        CU_ASSERT_EQUAL(off, 18u);
+    }
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("pcap_analyse", NULL, NULL);
+    CU_add_test(s, "classify", t_classify);
+    CU_add_test(s, "http", t_http);
+    s = CU_add_suite("strace_analyse", NULL, NULL);
+    CU_add_test(s, "parse_line", t_strace_line);
+    CU_add_test(s, "args", t_strace_args);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return (int)fails;
+}
