@@ -184,11 +184,16 @@ def count_lines(log: str, needle: str) -> int:
 @dataclass
 class Row:
     name: str
-    binary: Path
+    variant: str
     flags: list[str] = field(default_factory=list)   # added to every run
     expect: dict[str, str] = field(default_factory=dict)
     target: list[str] = field(default_factory=list)  # defects it should fix
     note: str = ""
+    needs: str = ""   # a row that must be fixed with it (an interaction)
+
+    @property
+    def binary(self) -> Path:
+        return binary(self.variant)
 
 
 @dataclass
@@ -356,6 +361,55 @@ def measure_b6(row: Row, outdir: Path) -> Verdict:
         return Verdict("fixed", fig, data)
     if n == 1:
         return Verdict("reproduced", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+def can_capture() -> str | None:
+    """None when captures can run, else the reason they cannot."""
+    if os.geteuid() != 0:
+        return "capture needs root (tcpdump, ip netns)"
+    for tool in ("tcpdump", "ip"):
+        if not shutil.which(tool):
+            return f"capture needs {tool}"
+    return None
+
+
+CAPTURE_REQUESTS = 6
+
+
+def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
+    """B3 on the wire: where each body segment left relative to the
+    client's ACK of its header segment (captures/capture.sh + pcap-analyse)."""
+    where = "veth" if veth else "lo"
+    out = outdir / f"capture-{where}"
+    argv = [str(TOP / "captures" / "capture.sh"), "--scenario", "seq",
+            "--probe-args", f"-n {CAPTURE_REQUESTS}", "--variant", row.variant,
+            "--no-strace", "--out", str(out)]
+    if row.flags:
+        argv += ["--server-args", " ".join(row.flags)]
+    if veth:
+        argv.insert(1, "--veth")
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    (outdir / f"capture-{where}.log").write_text(r.stdout + r.stderr)
+    if r.returncode != 0:
+        return Verdict("inconclusive", f"capture failed (exit {r.returncode})",
+                       {"log": r.stderr.strip()[-400:]})
+    pc = json.loads((out / "pcap.json").read_text())
+    cls = pc["classes"]
+    later = CAPTURE_REQUESTS - 1   # response 1 rides on a quick ACK
+    data = {"classes": cls, "responses": pc["responses"], "requests": pc["requests"],
+            "ack_delay_us": pc["ack_delay_us"], "where": where}
+    fig = (f"{where}: responses 2..{CAPTURE_REQUESTS}: held-until-ACK "
+           f"{cls['held-until-ack']}, coalesced {cls['coalesced']}, "
+           f"sent-before-ACK {cls['sent-before-ack']}; header->ACK p50 "
+           f"{pc['ack_delay_us']['p50']} us")
+    if pc["responses"] != CAPTURE_REQUESTS:
+        return Verdict("inconclusive", fig, data)
+    if cls["held-until-ack"] >= later:
+        return Verdict("reproduced", fig, data)
+    if cls["held-until-ack"] == 0 and (cls["coalesced"] >= later or
+                                       cls["sent-before-ack"] >= later):
+        return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
 
 

@@ -33,42 +33,48 @@ def expect(fixed: list[str]) -> dict[str, str]:
 
 
 def rows() -> list[Row]:
-    b = kit.binary
-    out = [Row("stock", b("stock"), expect=expect([]),
+    out = [Row("stock", "stock", expect=expect([]),
                note="upstream trunk behaviour, defects included")]
     for fix, defect in zip(kit.FIXES, DEFECTS):
-        note = ""
-        fixed = [defect]
+        row = Row(fix, fix, expect=expect([defect]), target=[defect])
         if fix == "keep-surplus-bytes":
             # Interaction: the GET stays in FBuffer, but RequestPending never
             # looks there, so it is served only together with B2's fix.
-            fixed = []
-            note = "keeps the GET in FBuffer; served only with buffer-aware-pending"
-        out.append(Row(fix, b(fix), expect=expect(fixed), target=[defect], note=note))
+            row.expect = expect([])
+            row.needs = "keep-surplus-bytes+buffer-aware-pending"
+            row.note = "keeps the GET in FBuffer; it is served only with buffer-aware-pending"
+        out.append(row)
     out.append(Row("keep-surplus-bytes+buffer-aware-pending",
-                   b("keep-surplus-bytes+buffer-aware-pending"),
+                   "keep-surplus-bytes+buffer-aware-pending",
                    expect=expect(["B2", "B5"]), target=["B2", "B5"],
                    note="the pair fixes B5"))
-    out.append(Row("all", b("all"), expect=expect(DEFECTS), target=list(DEFECTS)))
-    out.append(Row("stock --on-allow-connect nodelay", b("stock"),
+    out.append(Row("all", "all", expect=expect(DEFECTS), target=list(DEFECTS)))
+    out.append(Row("stock --on-allow-connect nodelay", "stock",
                    ["--on-allow-connect", "nodelay"], expect=expect([]),
-                   note="the seed's first mitigation: dead hook, stall stays"))
-    out.append(Row("stock --socket-handler nodelay", b("stock"),
+                   note="the seed's first mitigation: dead hook, the stall stays"))
+    out.append(Row("stock --socket-handler nodelay", "stock",
                    ["--socket-handler", "nodelay"], expect=expect(["B3"]),
                    target=["B3"], note="TCP_NODELAY in isolation, keep-alive unchanged"))
-    out.append(Row("stock --request-nodelay", b("stock"), ["--request-nodelay"],
+    out.append(Row("stock --request-nodelay", "stock", ["--request-nodelay"],
                    expect=expect(["B3"]), target=["B3"],
                    note="Horse's DoGetModule mitigation"))
     out.append(Row("forward-allow-connect --on-allow-connect nodelay",
-                   b("forward-allow-connect"), ["--on-allow-connect", "nodelay"],
+                   "forward-allow-connect", ["--on-allow-connect", "nodelay"],
                    expect=expect(["B1", "B3"]), target=["B1", "B3"],
                    note="the forwarded hook makes the TCP_NODELAY mitigation work"))
     return out
 
 
-def criteria(row: Row, got: dict, stock: dict | None) -> tuple[bool, str]:
-    """Fixes its targets, and regresses nothing stock had right."""
+def criteria(row: Row, got: dict, stock: dict | None,
+             by_name: dict[str, dict]) -> tuple[bool, str]:
+    """Fixes its targets (alone, or with the row it needs), and regresses
+    nothing that stock had right."""
     missed = [d for d in row.target if got[d].state != F]
+    if missed and row.needs and row.needs in by_name:
+        pair = by_name[row.needs]
+        if all(pair[d].state == F for d in missed):
+            return True, (f"fixes {','.join(missed)} only with the other patch "
+                          f"(row '{row.needs}')")
     if missed:
         return False, "does not fix " + ",".join(missed)
     if stock:
@@ -95,17 +101,29 @@ def short(v: kit.Verdict) -> str:
     return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}[v.state]
 
 
+def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
+    d = v.data
+    sends = ",".join(map(str, d.get("sends_per_response", []))) or "-"
+    nodelay = ",".join(map(str, d.get("tcp_nodelay_per_connection", []))) or "-"
+    ratio = f"{d['ratio_p50']:.1f}x" if d.get("ratio_p50") is not None else "-"
+    return sends, nodelay, ratio
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--rows", help="comma-separated row names (default: all)")
     ap.add_argument("--out", default=str(kit.TOP / "results" / "latest"))
     ap.add_argument("--no-strace", action="store_true")
+    ap.add_argument("--no-capture", action="store_true")
     args = ap.parse_args()
 
     use_strace = kit.have_strace() and not args.no_strace
     if not use_strace:
         print("note: strace evidence skipped: "
               + ("--no-strace given" if args.no_strace else "strace is not installed"))
+    no_capture = "--no-capture given" if args.no_capture else kit.can_capture()
+    if no_capture:
+        print(f"note: wire captures skipped: {no_capture}")
     all_rows = rows()
     if args.rows:
         wanted = args.rows.split(",")
@@ -114,47 +132,68 @@ def main() -> int:
             print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
             return 2
         all_rows = [r for r in all_rows if r.name in wanted]
-    missing = [str(r.binary) for r in all_rows if not r.binary.exists()]
+    missing = sorted({str(r.binary) for r in all_rows if not r.binary.exists()})
     if missing:
         subprocess.run(["make", "-C", str(kit.TOP), "--no-print-directory",
                         *[os.path.relpath(m, kit.TOP) for m in missing]], check=True)
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    results, stock = [], None
-    failures = 0
-    hdr = f"{'row':<50} " + " ".join(f"{d:<6}" for d in DEFECTS) + " criteria"
+    measured: dict[str, dict] = {}
+    for row in all_rows:
+        rowdir = out / row.name.replace(" ", "_")
+        print(f"measuring {row.name} ...", flush=True)
+        got = kit.measure_row(row, rowdir, use_strace)
+        if not no_capture:
+            got["wire-lo"] = kit.measure_capture(row, rowdir, veth=False)
+            got["wire-veth"] = kit.measure_capture(row, rowdir, veth=True)
+        measured[row.name] = got
+
+    stock = measured.get("stock")
+    results, failures = [], 0
+    wire = [] if no_capture else ["wire-lo", "wire-veth"]
+    print()
+    hdr = (f"{'row':<49} " + " ".join(f"{d:<5}" for d in DEFECTS)
+           + " " + " ".join(f"{w:<9}" for w in wire)
+           + f" {'send/rsp':<8} {'NODELAY':<7} {'reuse/off':<9} criteria")
     print(hdr)
     print("-" * len(hdr))
     for row in all_rows:
-        got = kit.measure_row(row, out / row.name.replace(" ", "_"), use_strace)
-        if row.name == "stock":
-            stock = got
-        ok, why = criteria(row, got, stock)
-        mism = [d for d in DEFECTS if got[d].state != row.expect[d]]
-        if mism:
+        got = measured[row.name]
+        ok, why = criteria(row, got, stock, measured)
+        # Wire verdicts must agree with the B3 verdict of the same row.
+        exp = dict(row.expect)
+        for w in wire:
+            exp[w] = row.expect["B3"]
+        mism = [k for k in exp if got[k].state != exp[k]]
+        if mism or not ok:
             failures += 1
-        line = f"{row.name:<50} " + " ".join(f"{short(got[d]):<6}" for d in DEFECTS)
-        line += f" {'meets' if ok else 'FAILS'}: {why}"
+        sends, nodelay, ratio = b3_columns(got["B3"])
+        line = (f"{row.name:<49} " + " ".join(f"{short(got[d]):<5}" for d in DEFECTS)
+                + " " + " ".join(f"{short(got[w]):<9}" for w in wire)
+                + f" {sends:<8} {nodelay:<7} {ratio:<9} {'meets' if ok else 'FAILS'}: {why}")
         if mism:
             line += "  UNEXPECTED: " + ", ".join(
-                f"{d} {got[d].state} (expected {row.expect[d]})" for d in mism)
-        print(line, flush=True)
-        results.append({"row": row.name, "binary": str(row.binary.relative_to(kit.TOP)),
+                f"{k} {got[k].state} (expected {exp[k]})" for k in mism)
+        print(line)
+        results.append({"row": row.name, "variant": row.variant,
+                        "binary": str(row.binary.relative_to(kit.TOP)),
                         "flags": row.flags, "note": row.note, "target": row.target,
-                        "criteria_met": ok, "criteria": why,
-                        "expected": row.expect,
-                        "verdicts": {d: {"state": v.state, "figure": v.figure, "data": v.data}
-                                     for d, v in got.items()},
+                        "criteria_met": ok, "criteria": why, "expected": exp,
+                        "verdicts": {k: {"state": v.state, "figure": v.figure, "data": v.data}
+                                     for k, v in got.items()},
                         "as_expected": not mism})
+    print("\nREPRO = defect reproduced, fixed = not reproduced, ?? = inconclusive; "
+          "send/rsp = sendto per response (strace); NODELAY = setsockopt(TCP_NODELAY) "
+          "per connection; reuse/off = median of requests 2..30 on one socket over the "
+          "keep-alive-off median, same run")
 
     print()
     print("Figures behind each verdict:")
     for r in results:
         print(f"\n[{r['row']}]" + (f"  ({r['note']})" if r["note"] else ""))
-        for d in DEFECTS:
-            v = r["verdicts"][d]
-            print(f"  {d} {v['state']:<12} {v['figure']}")
+        for k, v in r["verdicts"].items():
+            print(f"  {k:<9} {v['state']:<12} {v['figure']}")
         b3 = r["verdicts"]["B3"]["data"]
         if b3.get("sends_per_response") is not None:
             print(f"     sendto/response {b3['sends_per_response']}, TCP_NODELAY "
@@ -163,9 +202,12 @@ def main() -> int:
         if b3.get("idle_gap_ratio") is not None:
             print(f"     controls: request 1 {b3['first_us']:.0f} us; 300 ms idle gap "
                   f"{b3['idle_gap_ratio']:.1f}x the keep-alive-off median "
-                  f"({b3['fresh_p50_us']:.0f} us)")
+                  f"({b3['fresh_p50_us']:.0f} us); one connection: local port "
+                  f"{b3['local_ports']}, server conn ids {b3['server_conn_ids']}")
 
     doc = {"environment": environment(), "strace": use_strace,
+           "capture": None if no_capture else ["lo", "veth"],
+           "capture_skipped": no_capture,
            "b3_thresholds": {"stall_ratio": kit.B3_STALL_RATIO,
                              "clean_ratio": kit.B3_CLEAN_RATIO},
            "rows": results}
