@@ -45,8 +45,12 @@ class KitError(RuntimeError):
     pass
 
 
+# Where the servers come from: build/ (plain), build-asan/ or build-tsan/.
+SERVER_BUILD = TOP / os.environ.get("KIT_SERVER_BUILD", "build")
+
+
 def binary(variant: str) -> Path:
-    return BUILD / variant / "server-min"
+    return SERVER_BUILD / variant / "server-min"
 
 
 def have_strace() -> bool:

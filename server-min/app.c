@@ -42,6 +42,14 @@ static int app_on_allow_connect(void *data, int fd)
     return 1;
 }
 
+/* A user OnAllowConnect that says no: a refusal must be honoured. */
+static int app_on_allow_connect_refuse(void *data, int fd)
+{
+    (void)data;
+    log_line("on-allow-connect fd=%d refused", fd);
+    return 0;
+}
+
 /* A TSocketHandler descendant whose Accept sets TCP_NODELAY. */
 static int app_nodelay_handler_accept(struct socket_handler *h)
 {
@@ -116,6 +124,8 @@ void app_install(struct httpserver *s, const struct options *o)
     s->on_request_data = (void *)o;
     if (o->on_allow_connect_nodelay)
         httpserver_set_on_allow_connect(s, app_on_allow_connect, NULL);
+    else if (o->on_allow_connect_refuse)
+        httpserver_set_on_allow_connect(s, app_on_allow_connect_refuse, NULL);
     if (o->socket_handler_nodelay)
         s->on_get_socket_handler = app_on_get_socket_handler;
 }

@@ -49,6 +49,8 @@ void options_usage(void *out)
 "Application-side TCP_NODELAY mitigations (what Horse can do):\n"
 "  --on-allow-connect nodelay        assign OnAllowConnect with a hook that sets\n"
 "                                    TCP_NODELAY and logs 'on-allow-connect'\n"
+"  --on-allow-connect refuse         assign OnAllowConnect with a hook that logs\n"
+"                                    'on-allow-connect' and refuses the connection\n"
 "  --socket-handler nodelay          OnGetSocketHandler supplies a handler whose\n"
 "                                    Accept sets TCP_NODELAY\n"
 "  --request-nodelay                 set TCP_NODELAY from the request handler\n"
@@ -161,14 +163,17 @@ int options_parse(struct options *o, int argc, char **argv, char *err,
             i++;
         } else if ((strcmp(a, "--on-allow-connect") == 0 ||
                     strcmp(a, "--socket-handler") == 0) && v) {
-            if (strcmp(v, "nodelay") != 0) {
-                snprintf(err, errlen, "%s: only 'nodelay' is known, not '%s'", a, v);
+            if (a[2] == 'o' && strcmp(v, "refuse") == 0) {
+                o->on_allow_connect_refuse = 1;
+            } else if (strcmp(v, "nodelay") != 0) {
+                snprintf(err, errlen, "%s: '%s' is not %s", a, v,
+                         a[2] == 'o' ? "nodelay or refuse" : "nodelay");
                 return -1;
-            }
-            if (a[2] == 'o')
+            } else if (a[2] == 'o') {
                 o->on_allow_connect_nodelay = 1;
-            else
+            } else {
                 o->socket_handler_nodelay = 1;
+            }
             i++;
         } else if (strcmp(a, "--keep-connections") == 0) {
             o->props.keep_connections = 1;

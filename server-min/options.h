@@ -8,6 +8,7 @@
 struct options {
     struct httpserver_props props;
     int on_allow_connect_nodelay;  /* --on-allow-connect nodelay */
+    int on_allow_connect_refuse;   /* --on-allow-connect refuse */
     int socket_handler_nodelay;    /* --socket-handler nodelay */
     int request_nodelay;           /* --request-nodelay */
 };

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Integration tests: server-min variants driven by the probe, with the
+server log and strace as evidence.  Verdicts are counts, orderings and
+same-run ratios (repro/kit.py); a deadline only bounds the wait.
+
+Usage: test_server.py [--quick] [NAME...]   (KIT_SERVER_BUILD=build-asan|build-tsan
+to run the servers from a sanitizer build; their reports fail the test)
+Prints 'TEST: name [ OK ]' / '[FAIL] why' lines and 'N passed, N failed'.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "repro"))
+import kit  # noqa: E402
+from kit import Row, Server, probe  # noqa: E402
+
+TMP = Path(tempfile.mkdtemp(prefix="kit-it-"))
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:",
+                   "WARNING: ThreadSanitizer", "ERROR: LeakSanitizer")
+servers: list[Server] = []
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond: bool, why: str):
+    if not cond:
+        raise Fail(why)
+
+
+def server(variant: str, *flags: str, strace: bool = False, tag: str = "s") -> Server:
+    n = len(servers)
+    s = Server([str(kit.binary(variant)), "--port", "0", *flags],
+               log_path=TMP / f"{n}-{tag}.log",
+               strace_path=(TMP / f"{n}-{tag}.strace") if strace else None)
+    servers.append(s)
+    return s
+
+
+def row(variant: str, *flags: str) -> Row:
+    return Row(variant, variant, list(flags))
+
+
+# ---- cases ------------------------------------------------------------
+
+def test_seq_one_connection_id():
+    """A seq run is provably one connection: one connect, one local port,
+    one connection ID in the server log, requests numbered 1..n."""
+    with server("stock", "--horse") as s:
+        res = probe(s, "seq", "-n", "10")
+    served = kit.served_requests(s.log)
+    check(res["connects"] == 1 and len(res["local_ports"]) == 1,
+          f"probe connects={res['connects']} ports={res['local_ports']}")
+    check(len({c for c, _ in served}) == 1, f"server conn ids {served}")
+    check([n for _, n in served] == list(range(1, 11)), f"req numbers {served}")
+
+
+def test_stock_reproduces_every_defect():
+    out = TMP / "stock"
+    got = kit.measure_row(row("stock"), out, kit.have_strace())
+    bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "reproduced"}
+    check(not bad, f"not reproduced: {bad}")
+
+
+def test_controls_same_run():
+    """Request 1 and a 300 ms idle gap are fast; only back-to-back reuse stalls."""
+    v = kit.measure_b3(row("stock"), TMP / "controls", use_strace=False)
+    d = v.data
+    check(v.state == "reproduced", v.figure)
+    check(d["first_us"] * kit.B3_STALL_RATIO < d["reused_p50_us"],
+          f"request 1 {d['first_us']} us vs reused p50 {d['reused_p50_us']} us")
+    check(d["idle_gap_rest_p50_us"] * kit.B3_STALL_RATIO < d["reused_p50_us"],
+          f"idle-gap p50 {d['idle_gap_rest_p50_us']} vs reused p50 {d['reused_p50_us']}")
+
+
+def _fixes(variant: str, defect: str, *flags: str):
+    fn = {"B1": lambda r, o: kit.measure_b1(r, o, kit.have_strace()),
+          "B2": kit.measure_b2,
+          "B3": lambda r, o: kit.measure_b3(r, o, kit.have_strace()),
+          "B4": kit.measure_b4, "B5": kit.measure_b5, "B6": kit.measure_b6}[defect]
+    v = fn(row(variant, *flags), TMP / f"{variant}-{defect}")
+    check(v.state == "fixed", f"{variant} {defect}: {v.state}: {v.figure}")
+
+
+def test_forward_allow_connect_fixes_b1():
+    _fixes("forward-allow-connect", "B1")
+
+
+def test_buffer_aware_pending_fixes_b2():
+    _fixes("buffer-aware-pending", "B2")
+
+
+def test_coalesce_writes_fixes_b3_without_nodelay():
+    """The stall goes with one write per response, and no TCP_NODELAY at all."""
+    _fixes("coalesce-writes", "B3")
+    if kit.have_strace():
+        v = kit.measure_b3(row("coalesce-writes"), TMP / "cw-strace", True)
+        check(v.data["sends_per_response"] == [1], f"sends {v.data['sends_per_response']}")
+        check(v.data["tcp_nodelay_per_connection"] == [0],
+              f"nodelay {v.data['tcp_nodelay_per_connection']}")
+
+
+def test_announce_close_fixes_b4():
+    _fixes("announce-close", "B4")
+
+
+def test_surplus_bytes_need_pending_fix_for_b5():
+    """Interaction: keep-surplus-bytes alone still answers once; with
+    buffer-aware-pending both requests are answered."""
+    alone = kit.measure_b5(row("keep-surplus-bytes"), TMP / "ksb")
+    check(alone.state == "reproduced", f"alone: {alone.figure}")
+    _fixes("keep-surplus-bytes+buffer-aware-pending", "B5")
+
+
+def test_pool_idle_fallback_fixes_b6():
+    _fixes("pool-idle-fallback", "B6")
+
+
+def test_all_fixes_everything():
+    got = kit.measure_row(row("all"), TMP / "all", kit.have_strace())
+    bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "fixed"}
+    check(not bad, f"not fixed: {bad}")
+
+
+def test_nodelay_in_isolation():
+    """TCP_NODELAY alone (stock + socket-handler nodelay): keep-alive unchanged
+    (one connection, one server conn id), the stall gone."""
+    v = kit.measure_b3(row("stock", "--socket-handler", "nodelay"), TMP / "shn",
+                       kit.have_strace())
+    check(v.state == "fixed", v.figure)
+    check(v.data["connects"] == 1 and len(v.data["server_conn_ids"]) == 1,
+          f"reuse: {v.data['connects']} connects, ids {v.data['server_conn_ids']}")
+    if kit.have_strace():
+        check(v.data["tcp_nodelay_per_connection"] == [1],
+              f"nodelay per conn {v.data['tcp_nodelay_per_connection']}")
+        check(v.data["sends_per_response"] == [2], f"sends {v.data['sends_per_response']}")
+
+
+def test_refusing_hook_honoured_only_when_forwarded():
+    with server("forward-allow-connect", "--horse", "--on-allow-connect", "refuse") as s:
+        res = probe(s, "seq", "-n", "1", "--deadline-ms", "2000")
+    check(res["responses"] == 0, f"forwarded refusal still served {res['responses']}")
+    check(kit.count_lines(s.log, "on-allow-connect") == 1, "hook did not run once")
+    check(not kit.served_requests(s.log), "server log shows a served request")
+    with server("stock", "--horse", "--on-allow-connect", "refuse") as s:
+        res = probe(s, "seq", "-n", "1")
+    check(res["responses"] == 1, "stock: the dead hook should not refuse")
+    check(kit.count_lines(s.log, "on-allow-connect") == 0, "stock ran the hook")
+
+
+def _read_until_close(sock, limit_s: float = 5.0) -> bytes:
+    """Everything the server sends until it closes (bounded wait)."""
+    import select as sel
+    data = b""
+    while True:
+        r, _, _ = sel.select([sock], [], [], limit_s)
+        if not r:
+            return data
+        try:
+            chunk = sock.recv(4096)
+        except ConnectionResetError:
+            return data
+        if not chunk:
+            return data
+        data += chunk
+
+
+def test_503_comes_before_the_user_hook():
+    """At MaxLiveConnectionCount the fixed 503 (with Connection: close) is sent
+    and the user's hook is not consulted, in every variant.  The over-cap
+    client reads before it writes: a request already sent would sit unread
+    when the server closes, and the kernel would answer it with a RST."""
+    import socket
+    for variant in ("stock", "forward-allow-connect"):
+        s = server(variant, "--horse", "--max-live-connection-count", "1",
+                   "--on-allow-connect", "nodelay", tag="503")
+        with s:
+            hold = socket.create_connection((s.address, s.port))
+            hold.sendall(b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            first = hold.recv(4096)
+            over = socket.create_connection((s.address, s.port))
+            answer = _read_until_close(over)
+            over.close()
+            hold.close()
+        check(first.startswith(b"HTTP/1.1 200"), f"{variant}: held connection not served")
+        head = answer.split(b"\r\n\r\n")[0].lower()
+        check(head.startswith(b"http/1.1 503"), f"{variant}: over-cap answer {answer[:40]!r}")
+        check(b"\r\nconnection: close" in head, f"{variant}: 503 without Connection: close")
+        hooks = kit.count_lines(s.log, "on-allow-connect")
+        want = 0 if variant == "stock" else 1   # the held connection only
+        check(hooks == want, f"{variant}: hook ran {hooks}x, want {want}")
+
+
+def test_strace_fidelity_stock():
+    """stock --horse under strace -f: select() with the 50 ms idle time-out
+    between requests, two sendto per response, and no setsockopt on the
+    connection but SO_RCVTIMEO/SO_SNDTIMEO, even with --on-allow-connect."""
+    if not kit.have_strace():
+        raise Skip("strace not installed")
+    s = server("stock", "--horse", "--on-allow-connect", "nodelay", strace=True)
+    with s:
+        probe(s, "seq", "-n", "5")
+    st = kit.strace_analysis(s.strace_path)
+    c = st["connections"]
+    check(len(c) == 1, f"{len(c)} connections")
+    check(c[0]["sends_per_response"] == [2] * 5, f"sends {c[0]['sends_per_response']}")
+    check(50 in c[0]["selects"]["timeouts"], f"select timeouts {c[0]['selects']['timeouts']}")
+    check(c[0]["tcp_nodelay"] == 0 and c[0]["setsockopt_other"] == 0,
+          f"nodelay {c[0]['tcp_nodelay']}, other {c[0]['setsockopt_other']}")
+    check(c[0]["so_rcvtimeo"] == 1 and c[0]["so_sndtimeo"] == 1, "SO_*TIMEO not set once")
+    check(st["listener_setsockopt"] == ["SO_REUSEADDR"], f"listener {st['listener_setsockopt']}")
+
+
+def test_b2_select_waits_with_request_buffered():
+    """B2 in syscalls: select() times out while a request sits in FBuffer."""
+    if not kit.have_strace():
+        raise Skip("strace not installed")
+    s = server("stock", "--horse", "--keep-connection-timeout", "1000", strace=True)
+    with s:
+        res = probe(s, "pipeline", "-k", "3", "--deadline-ms", "3000")
+    st = kit.strace_analysis(s.strace_path)
+    c = st["connections"][0]
+    check(res["responses"] == 1, f"{res['responses']} responses")
+    check(c["requests_read"] == 3 and c["responses"] == 1,
+          f"read {c['requests_read']} requests, sent {c['responses']} responses")
+    check(c["selects"]["timed_out_with_buffered_request"] > 0,
+          "no select timed out with a buffered request")
+
+
+def test_no_sigpipe_death_on_reset():
+    """A client that resets mid-response does not kill the server."""
+    import socket
+    import struct
+    with server("stock", "--horse") as s:
+        for _ in range(20):
+            c = socket.create_connection((s.address, s.port))
+            c.sendall(b"GET /slow?ms=20 HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            c.close()
+        res = probe(s, "seq", "-n", "3")
+        alive = s.proc.poll() is None
+    check(alive and res["responses"] == 3, f"alive={alive} responses={res['responses']}")
+    check(s.exit_code == 0, f"exit code {s.exit_code}")
+
+
+class Skip(Exception):
+    pass
+
+
+QUICK = ["test_seq_one_connection_id", "test_refusing_hook_honoured_only_when_forwarded",
+         "test_503_comes_before_the_user_hook", "test_no_sigpipe_death_on_reset",
+         "test_stock_reproduces_every_defect", "test_all_fixes_everything"]
+
+
+def main() -> int:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    quick = "--quick" in sys.argv
+    names = [n for n in globals() if n.startswith("test_")]
+    if quick:
+        names = [n for n in names if n in QUICK]
+    if args:
+        names = [n for n in names if any(a in n for a in args)]
+    tag = kit.SERVER_BUILD.name
+    passed = failed = skipped = 0
+    for name in names:
+        start = len(servers)
+        why = None
+        try:
+            globals()[name]()
+        except Skip as e:
+            print(f"TEST: {tag} {name} [SKIP] {e}", flush=True)
+            skipped += 1
+            continue
+        except Fail as e:
+            why = str(e)
+        except Exception as e:  # noqa: BLE001 - a crash is a failure with a trace
+            why = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+        finally:
+            for s in servers[start:]:
+                if s.proc and s.proc.poll() is None:
+                    s.stop()
+        for s in servers[start:]:
+            log = s.log or (s.log_path.read_text(errors="replace") if s.log_path.exists() else "")
+            marks = [m for m in SANITIZER_MARKS if m in log]
+            if marks and not why:
+                why = f"sanitizer report in {s.log_path}: {marks}"
+            if s.exit_code not in (0, None) and not why:
+                why = f"server exited {s.exit_code} ({s.log_path})"
+        if why:
+            failed += 1
+            print(f"TEST: {tag} {name} [FAIL] {why}", flush=True)
+        else:
+            passed += 1
+            print(f"TEST: {tag} {name} [ OK ]", flush=True)
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
