@@ -71,6 +71,9 @@ class Server:
 
     def start(self, ready_deadline_s: float = 10.0) -> "Server":
         argv = list(self.argv)
+        wrap = os.environ.get("KIT_SERVER_WRAP")   # e.g. valgrind for memcheck runs
+        if wrap and not self.strace_path:
+            argv = wrap.split() + argv
         if self.strace_path:
             argv = ["strace", "-f", "-tt", "-T", "-s", "65535", "-e",
                     "trace=" + STRACE_TRACE, "-o", str(self.strace_path)] + argv

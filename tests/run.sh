@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# tests/run.sh - `make test`: the whole regression suite.
+#
+# Steps, each printing selftests-style 'TEST: name [ OK ]' / '[FAIL]' lines:
+#   unit          CUnit suites of every server-min module, built against every
+#                 variant (plain), and stock/all under ASan+UBSan and TSan
+#   analysers     capture analysers on the committed reference captures
+#   integration   server-min variants driven by the probe (plain, ASan, TSan,
+#                 valgrind)
+#   matrix        `make repro`'s matrix: every row as expected
+#   hostile       bad input, load and faults against every variant
+#   fuzz          a brief libFuzzer run over the request reader
+#   fpc           the real fphttpserver (FPC 3.2.2) through the same probe
+#   report        REPORT.md's generated claims against this run
+# Ends with 'N passed, N failed'.  Exit status: 0 only if nothing failed.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+logdir=$top/results/test-logs
+mkdir -p "$logdir"
+passed=0 failed=0 skipped=0
+failures=()
+
+# run_step NAME CMD...: run it, echo its output, count its TEST lines.  A step
+# that fails without printing a FAIL line counts as one failure itself.
+run_step() {
+    local name=$1 log=$logdir/$1.log rc ok bad sk
+    shift
+    echo "== $name: $*"
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    ok=$(grep -c '^TEST: .*\[ OK \]' "$log")
+    bad=$(grep -c '^TEST: .*\[FAIL\]' "$log")
+    sk=$(grep -c '^TEST: .*\[SKIP\]' "$log")
+    passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + sk))
+    if ((bad > 0)); then
+        failures+=("$name: $bad failed (see $log)")
+    elif ((rc != 0)); then
+        failed=$((failed + 1))
+        failures+=("$name: exited $rc without a FAIL line (see $log)")
+        echo "TEST: $name [FAIL] exited $rc"
+    elif ((ok == 0 && sk == 0)); then
+        failed=$((failed + 1))
+        failures+=("$name: ran no test")
+        echo "TEST: $name [FAIL] ran no test"
+    fi
+}
+
+# A CUnit binary: its own summary, turned into one TEST line.
+cunit() {
+    local name=$1 bin=$2 out rc
+    out=$("$bin" 2>&1)
+    rc=$?
+    echo "$out"
+    if ((rc == 0)) && grep -q '^ *tests ' <<< "$out"; then
+        echo "TEST: $name $(grep '^ *asserts ' <<< "$out" | awk '{print $3" asserts"}') [ OK ]"
+    else
+        echo "TEST: $name [FAIL] exit $rc"
+    fi
+}
+
+step_unit() {
+    local v
+    for v in stock forward-allow-connect buffer-aware-pending coalesce-writes \
+             announce-close keep-surplus-bytes pool-idle-fallback all; do
+        cunit "unit/$v" "build/tests/$v/unit"
+    done
+    for v in stock all; do
+        cunit "unit-asan/$v" "build/tests-asan/$v/unit"
+        cunit "unit-tsan/$v" "build/tests-tsan/$v/unit"
+    done
+}
+
+step_analysers() {
+    cunit "capture-parsers" build/test-capture-parsers
+    captures/tests/test_analysers.sh
+}
+
+step_integration() {
+    python3 tests/integration/test_server.py
+    KIT_SERVER_BUILD=build-asan python3 tests/integration/test_server.py --quick
+    KIT_SERVER_BUILD=build-tsan python3 tests/integration/test_server.py --quick
+    KIT_SERVER_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
+        python3 tests/integration/test_server.py seq_one refusing 503 sigpipe
+}
+
+step_matrix() {
+    local out=results/test-matrix rc
+    python3 repro/matrix.py --out "$out"
+    rc=$?
+    python3 - "$out/matrix.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for r in doc["rows"]:
+    ok = r["as_expected"] and r["criteria_met"]
+    bad = [f"{k}={v['state']}" for k, v in r["verdicts"].items()
+           if v["state"] != r["expected"].get(k)]
+    print(f"TEST: matrix {r['row']} [{' OK ' if ok else 'FAIL'}]"
+          + ("" if ok else f" {r['criteria']} {bad}"))
+PY
+    return $rc
+}
+
+step_hostile() { tests/hostile/run.sh; }
+step_fuzz() { tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"; }
+step_fpc() { python3 repro/fpc/test_fpc.py; }
+step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
+
+steps=(unit analysers integration matrix hostile fuzz fpc report)
+((${#@})) && steps=("$@")
+for s in "${steps[@]}"; do
+    run_step "$s" "step_$s"
+done
+
+echo
+echo "== summary"
+for f in "${failures[@]}"; do echo "FAILED: $f"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+((failed == 0))
