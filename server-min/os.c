@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,6 +88,18 @@ int os_accept(int listen_fd)
     return accept(listen_fd, NULL, NULL);
 }
 
+/* FPC's fpSelect makes the select system call itself, without libc, while
+ * glibc's select() is pselect6 on x86-64.  Calling the system call directly
+ * keeps strace output line-for-line comparable with a real FPC server. */
+static int os_select_syscall(int nfds, fd_set *rd, struct timeval *tv)
+{
+#ifdef SYS_select
+    return (int)syscall(SYS_select, nfds, rd, NULL, NULL, tv);
+#else
+    return select(nfds, rd, NULL, NULL, tv);
+#endif
+}
+
 int os_select_readable(int fd, int timeout_ms)
 {
     uint64_t deadline = 0;
@@ -109,7 +122,7 @@ int os_select_readable(int fd, int timeout_ms)
             tv.tv_usec = (timeout_ms % 1000) * 1000;
             tvp = &tv;
         }
-        rc = select(fd + 1, &rd, NULL, NULL, tvp);
+        rc = os_select_syscall(fd + 1, &rd, tvp);
         if (rc >= 0)
             return rc > 0 ? 1 : 0;
         if (errno != EINTR)
