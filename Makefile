@@ -78,6 +78,10 @@ build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
 
+build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c -lcunit -lpcap -lm
+
 # Debian packages the kit needs; installed when root, named otherwise.
 deps:
 	@scripts/require-packages.sh
@@ -87,6 +91,11 @@ repro: deps all
 
 test: deps all
 	tests/run.sh
+
+# Rewrite REPORT.md's generated parts (and docs/latency.png) from the
+# latest `make repro` run.
+report:
+	python3 repro/report.py --matrix results/latest/matrix.json
 
 clean:
 	rm -rf build build-asan build-tsan results

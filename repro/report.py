@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""report.py - regenerate the generated parts of REPORT.md from a run, or
+check that REPORT.md's structural claims still hold.
+
+  repro/report.py [--matrix results/latest/matrix.json]   rewrite REPORT.md
+  repro/report.py --check results/test-matrix/matrix.json compare claims
+
+Generated parts sit between '<!-- generated:NAME -->' and
+'<!-- /generated:NAME -->'.  The matrix block carries the run's structural
+claims (verdicts and counts, no timings) as JSON in a comment; --check
+compares those with a fresh run and reports every difference.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit  # noqa: E402
+
+TOP = kit.TOP
+REPORT = TOP / "REPORT.md"
+DOCS = TOP / "docs"
+REF = TOP / "captures" / "reference"
+DEFECTS = kit.DEFECTS
+SHORT = {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}
+
+
+def ms(us):
+    return "-" if us is None else f"{us / 1000:.2f} ms"
+
+
+def load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        sys.exit(f"report: {path}: {e}")
+
+
+def rowmap(doc: dict) -> dict[str, dict]:
+    return {r["row"]: r for r in doc["rows"]}
+
+
+# ---- claims: what the report asserts, without timings -----------------
+
+def claims(doc: dict) -> dict:
+    out = {}
+    for r in doc["rows"]:
+        v = r["verdicts"]
+        c = {k: x["state"] for k, x in v.items()}
+        c["B1_hook_calls_per_connection"] = (
+            v["B1"]["data"]["hook_calls"] / v["B1"]["data"]["connections"]
+            if v["B1"]["data"].get("connections") else None)
+        c["B2_responses"] = v["B2"]["data"].get("responses")
+        c["B5_responses"] = v["B5"]["data"].get("responses")
+        c["B6_responses"] = v["B6"]["data"].get("responses")
+        c["B3_one_connection"] = (v["B3"]["data"].get("connects") == 1 and
+                                  len(v["B3"]["data"].get("server_conn_ids", [])) == 1)
+        if "sends_per_response" in v["B3"]["data"]:
+            c["sendto_per_response"] = v["B3"]["data"]["sends_per_response"]
+            c["tcp_nodelay_per_connection"] = v["B3"]["data"]["tcp_nodelay_per_connection"]
+        c["B4_connection_header"] = v["B4"]["data"].get("connection_header")
+        c["B4_stale_failures"] = bool(v["B4"]["data"].get("pool_stale_failures"))
+        c["criteria_met"] = r["criteria_met"]
+        out[r["row"]] = c
+    return out
+
+
+def compare_claims(old: dict, new: dict) -> list[str]:
+    diffs = []
+    for row, c in old.items():
+        if row not in new:
+            diffs.append(f"row '{row}' missing from the fresh run")
+            continue
+        for k, v in c.items():
+            if k.startswith("wire-") and k not in new[row]:
+                continue   # a non-root run has no captures: not a contradiction
+            if k in ("sendto_per_response", "tcp_nodelay_per_connection") and k not in new[row]:
+                continue   # no strace in the fresh run
+            if new[row].get(k) != v:
+                diffs.append(f"{row}: {k}: report says {v!r}, run says {new[row].get(k)!r}")
+    for row in new:
+        if row not in old:
+            diffs.append(f"row '{row}' is in the run but not in the report")
+    return diffs
+
+
+# ---- generated blocks ---------------------------------------------------
+
+def block_matrix(doc: dict) -> str:
+    wire = [k for k in ("wire-lo", "wire-veth") if k in doc["rows"][0]["verdicts"]]
+    head = ["row"] + DEFECTS + wire + ["sendto/resp", "NODELAY/conn", "reuse/off", "criteria"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in doc["rows"]:
+        v = r["verdicts"]
+        b3 = v["B3"]["data"]
+        cells = [f"`{r['row']}`"] + [SHORT[v[d]["state"]] for d in DEFECTS]
+        cells += [SHORT[v[w]["state"]] for w in wire]
+        cells += [",".join(map(str, b3.get("sends_per_response", []))) or "-",
+                  ",".join(map(str, b3.get("tcp_nodelay_per_connection", []))) or "-",
+                  f"{b3['ratio_p50']:.1f}x" if b3.get("ratio_p50") is not None else "-",
+                  ("meets: " if r["criteria_met"] else "FAILS: ") + r["criteria"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    env = doc["environment"]
+    lines.append("")
+    lines.append(f"Run: commit `{env.get('commit')}`, {env.get('date_utc')}, Linux "
+                 f"{env.get('kernel')} ({env.get('machine')}, {env.get('cpus')} CPUs), "
+                 f"strace: {'yes' if doc.get('strace') else 'no'}, captures: "
+                 f"{', '.join(doc['capture']) if doc.get('capture') else 'skipped (' + str(doc.get('capture_skipped')) + ')'}.")
+    lines.append(f"<!-- claims {json.dumps(claims(doc), sort_keys=True)} -->")
+    return "\n".join(lines)
+
+
+def block_defect(doc: dict, defect: str, rows: list[str]) -> str:
+    rm = rowmap(doc)
+    lines = ["| server | verdict | evidence |", "|---|---|---|"]
+    for name in rows:
+        if name not in rm:
+            continue
+        v = rm[name]["verdicts"][defect]
+        lines.append(f"| `{name}` | {v['state']} | {v['figure']} |")
+    return "\n".join(lines)
+
+
+def block_b3_figures(doc: dict) -> str:
+    rm = rowmap(doc)
+    lines = ["| server | request 1 | requests 2..30 p50 | keep-alive off p50 | 300 ms gap p50 | ratio | sendto/resp | wire (loopback) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in ["stock", "coalesce-writes", "stock --socket-handler nodelay",
+                 "stock --request-nodelay", "stock --on-allow-connect nodelay",
+                 "forward-allow-connect --on-allow-connect nodelay", "all"]:
+        if name not in rm:
+            continue
+        v = rm[name]["verdicts"]
+        d = v["B3"]["data"]
+        wire = v.get("wire-lo", {}).get("figure", "not captured").replace("lo: ", "")
+        lines.append(f"| `{name}` | {ms(d.get('first_us'))} | {ms(d.get('reused_p50_us'))} | "
+                     f"{ms(d.get('fresh_p50_us'))} | {ms(d.get('idle_gap_rest_p50_us'))} | "
+                     f"{d['ratio_p50']:.1f}x | "
+                     f"{','.join(map(str, d.get('sends_per_response', []))) or '-'} | {wire} |")
+    return "\n".join(lines)
+
+
+def block_mitigations(doc: dict) -> str:
+    rm = rowmap(doc)
+    rows = [("stock", "none (baseline)", "-"),
+            ("stock --on-allow-connect nodelay", "assign `OnAllowConnect` with a TCP_NODELAY hook", "no: the hook never runs (B1)"),
+            ("stock --socket-handler nodelay", "`OnGetSocketHandler` returns a handler whose `Accept` sets TCP_NODELAY", "yes, every FPC version that has `OnGetSocketHandler`"),
+            ("stock --request-nodelay", "set TCP_NODELAY from the request handler (Horse `DoGetModule`)", "yes; one setsockopt per request"),
+            ("forward-allow-connect --on-allow-connect nodelay", "the `OnAllowConnect` hook on a server with the B1 fix", "only once B1 is fixed upstream"),
+            ("coalesce-writes", "upstream fix: header and body in one write", "no application change; no socket option")]
+    lines = ["| mitigation | what it does | works on stock? | B3 | reuse/off | sendto/resp | TCP_NODELAY/conn | keep-alive kept (1 connection) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, what, works in rows:
+        if name not in rm:
+            continue
+        v = rm[name]["verdicts"]["B3"]
+        d = v["data"]
+        lines.append(f"| `{name}` | {what} | {works} | {v['state']} | {d['ratio_p50']:.1f}x | "
+                     f"{','.join(map(str, d.get('sends_per_response', []))) or '-'} | "
+                     f"{','.join(map(str, d.get('tcp_nodelay_per_connection', []))) or '-'} | "
+                     f"{'yes' if d.get('connects') == 1 and len(d.get('server_conn_ids', [])) == 1 else 'NO'} |")
+    return "\n".join(lines)
+
+
+def ladder_excerpt(name: str, response: int) -> str:
+    path = REF / name / "ladder.txt"
+    if not path.exists():
+        return f"(no reference capture {path.relative_to(TOP)})"
+    text = path.read_text().split("# response ")
+    for part in text:
+        if part.startswith(f"{response}:"):
+            return "```\n# response " + part.rstrip() + "\n```"
+    return f"(response {response} not in {path.relative_to(TOP)})"
+
+
+def strace_excerpt(name: str, pattern: str, count: int) -> str:
+    path = REF / name / "server.strace"
+    if not path.exists():
+        return f"(no reference strace {path.relative_to(TOP)})"
+    lines = [ln for ln in path.read_text().splitlines() if re.search(pattern, ln)]
+    # From the second response on (the first rides on a quick ACK).
+    start = len(lines) // 3 if len(lines) > 2 * count else 0
+    picked = [re.sub(r"^\d+ ", "", ln)[:160] for ln in lines[start:start + count]]
+    return "```\n" + "\n".join(picked) + "\n```"
+
+
+def block_versions(doc: dict, fpc: dict | None) -> str:
+    rm = rowmap(doc)
+    lines = ["| server | B1 | B2 | B3 | B4 | B5 | B6 | notes |", "|---|---|---|---|---|---|---|---|"]
+    if fpc:
+        for r in fpc.get("rows", []):
+            cells = [SHORT.get(r["verdicts"].get(d, {}).get("state", "n/a"), "n/a") for d in DEFECTS]
+            lines.append(f"| real FPC {r['version']} `{' '.join(r['flags'])}` | "
+                         + " | ".join(cells) + f" | {r.get('note', '')} |")
+    if "stock" in rm:
+        cells = [SHORT[rm["stock"]["verdicts"][d]["state"]] for d in DEFECTS]
+        lines.append("| trunk clone (server-min stock) | " + " | ".join(cells)
+                     + " | the model of trunk at 1dba64b |")
+    if not fpc or not any(r["version"].startswith("3.3") for r in fpc.get("rows", [])):
+        lines.append("| real trunk | - | - | - | - | - | - | run `make repro FPC=/path/to/trunk/fpc` to add this row |")
+    return "\n".join(lines)
+
+
+def block_clients(clients: dict | None) -> str:
+    if not clients:
+        return "(no client results in this run: see `repro/clients/`)"
+    lines = ["| client | server | figures |", "|---|---|---|"]
+    for c in clients.get("runs", []):
+        lines.append(f"| {c['client']} | `{c['server']}` | {c['figure']} |")
+    return "\n".join(lines)
+
+
+def make_plot(doc: dict, results: Path) -> str:
+    """Latency of every request on one socket, per row (gnuplot PNG)."""
+    DOCS.mkdir(exist_ok=True)
+    data = DOCS / "latency.dat"
+    names = []
+    with data.open("w") as f:
+        for i, r in enumerate(doc["rows"]):
+            p = results / r["row"].replace(" ", "_") / "b3.probe.json"
+            if not p.exists():
+                continue
+            d = json.loads(p.read_text())
+            names.append(r["row"])
+            for n, us in enumerate(d["keepalive"]["latency_us"], 1):
+                if us is not None:
+                    f.write(f"{len(names) - 1} {us / 1000:.4f} {1 if n == 1 else 2}\n")
+            for us in d["fresh"]["latency_us"]:
+                if us is not None:
+                    f.write(f"{len(names) - 1} {us / 1000:.4f} 3\n")
+    if not shutil.which("gnuplot") or not names:
+        return "(gnuplot not available: plot not regenerated)"
+    tics = ", ".join(f'"{n}" {i}' for i, n in enumerate(names))
+    script = f"""
+set terminal pngcairo size 1400,700 noenhanced
+set output '{DOCS / "latency.png"}'
+set logscale y
+set ylabel 'latency per request (ms, log scale)'
+set xtics ({tics}) rotate by 30 right
+set xrange [-0.5:{len(names) - 0.5}]
+set grid ytics
+set key top right
+set title 'One socket, 30 sequential GET /ping (request 1 and 2..30) vs a fresh socket per request'
+plot '{data}' using ($1-0.15):($3==1?$2:1/0) with points pt 7 ps 1.2 title 'request 1', \\
+     '' using ($1):($3==2?$2:1/0) with points pt 1 ps 1 title 'requests 2..30, same socket', \\
+     '' using ($1+0.15):($3==3?$2:1/0) with points pt 6 ps 0.8 title 'fresh socket per request'
+"""
+    r = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    if r.returncode != 0:
+        return f"(gnuplot failed: {r.stderr.strip()[:200]})"
+    return "![latency per request](docs/latency.png)"
+
+
+def replace_block(text: str, name: str, body: str) -> str:
+    pat = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
+                     re.S)
+    if not pat.search(text):
+        sys.exit(f"report: REPORT.md has no block '{name}'")
+    return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
+
+
+def generate(matrix: Path) -> int:
+    doc = load(matrix)
+    results = matrix.parent
+    fpc_path = results / "fpc" / "fpc.json"
+    fpc = load(fpc_path) if fpc_path.exists() else None
+    cl_path = results / "clients" / "clients.json"
+    clients = load(cl_path) if cl_path.exists() else None
+    text = REPORT.read_text()
+    blocks = {
+        "matrix": block_matrix(doc),
+        "b1": block_defect(doc, "B1", ["stock", "stock --on-allow-connect nodelay",
+                                       "forward-allow-connect", "forward-allow-connect --on-allow-connect nodelay", "all"]),
+        "b2": block_defect(doc, "B2", ["stock", "buffer-aware-pending", "all"]),
+        "b3": block_b3_figures(doc),
+        "b4": block_defect(doc, "B4", ["stock", "announce-close", "all"]),
+        "b5": block_defect(doc, "B5", ["stock", "keep-surplus-bytes", "buffer-aware-pending",
+                                       "keep-surplus-bytes+buffer-aware-pending", "all"]),
+        "b6": block_defect(doc, "B6", ["stock", "buffer-aware-pending", "pool-idle-fallback", "all"]),
+        "ladder-stock": ladder_excerpt("stock-b3", 2),
+        "ladder-coalesce": ladder_excerpt("coalesce-writes", 2),
+        "ladder-nodelay": ladder_excerpt("socket-handler-nodelay", 2),
+        "strace-b3": strace_excerpt("stock-b3", r"sendto|select\(", 6),
+        "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6),
+        "mitigations": block_mitigations(doc),
+        "versions": block_versions(doc, fpc),
+        "clients": block_clients(clients),
+        "plot": make_plot(doc, results),
+    }
+    for name, body in blocks.items():
+        if f"<!-- generated:{name} -->" in text:
+            text = replace_block(text, name, body)
+    REPORT.write_text(text)
+    print(f"report: REPORT.md regenerated from {matrix}")
+    return 0
+
+
+def check(matrix: Path) -> int:
+    text = REPORT.read_text()
+    m = re.search(r"<!-- claims (\{.*\}) -->", text)
+    if not m:
+        print("TEST: report claims [FAIL] REPORT.md has no claims block")
+        return 1
+    old = json.loads(m.group(1))
+    new = claims(load(matrix))
+    diffs = compare_claims(old, new)
+    for row in old:
+        bad = [d for d in diffs if d.startswith(row + ":") or f"'{row}'" in d]
+        print(f"TEST: report {row} [{'FAIL' if bad else ' OK '}]" + (" " + "; ".join(bad) if bad else ""))
+    extra = [d for d in diffs if "not in the report" in d]
+    for d in extra:
+        print(f"TEST: report coverage [FAIL] {d}")
+    return 1 if diffs else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--matrix", default=str(TOP / "results" / "latest" / "matrix.json"))
+    ap.add_argument("--check", metavar="MATRIX_JSON")
+    a = ap.parse_args()
+    if a.check:
+        return check(Path(a.check))
+    return generate(Path(a.matrix))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
