@@ -139,6 +139,19 @@ PA=($PROBE_ARGS)
 "$PROBE" --json --scenario "$SCENARIO" "${PA[@]}" "$SRV_ADDR" "$PORT" >"$OUT/probe.json" 2>"$OUT/probe.err"
 PROBE_RC=$?
 
+# --- flush barrier: a second marker, sent after the probe's last packet;
+# once tcpdump has written it, it has written everything before it (one
+# interface, one queue), so stopping it now loses nothing.
+before=$(tcpdump -nr "$OUT/wire.pcap" "udp port $MARK" 2>/dev/null | wc -l)
+flushed=0
+for _ in $(seq 100); do
+    echo marker >"/dev/udp/$SRV_ADDR/$MARK" 2>/dev/null
+    now=$(tcpdump -nr "$OUT/wire.pcap" "udp port $MARK" 2>/dev/null | wc -l)
+    if [ "$now" -gt "$before" ]; then flushed=1; break; fi
+    sleep 0.05
+done
+[ "$flushed" = 1 ] || note "warning: tcpdump did not write the end marker; the capture may miss its last packets"
+
 # --- stop: tcpdump by PID (SIGINT flushes), then the server by PID ------
 stop_pid "$TD_PID" INT
 if [ "$USE_STRACE" = 1 ]; then
