@@ -87,10 +87,22 @@ deps:
 	@scripts/require-packages.sh
 
 repro: deps all
-	python3 repro/matrix.py
+	-$(MAKE) --no-print-directory fpc
+	@python3 repro/matrix.py; m=$$?; python3 repro/clients.py; c=$$?; \
+	 if [ $$m -ne 0 ] || [ $$c -ne 0 ]; then echo "make repro: some verdicts were not as expected"; exit 1; fi
 
-test: deps all
+test: deps all sanitizers
+	-$(MAKE) --no-print-directory fpc
 	tests/run.sh
+
+# The real TFPHttpServer (repro/fpc/fpserver.lpr) built with $(FPC): Debian's
+# 3.2.2 by default, or `make fpc FPC=/path/to/trunk/fpc`.
+FPC ?= fpc
+FPC_VERSION := $(shell $(FPC) -iV 2>/dev/null)
+FPC_SERVER = build/fpc-$(FPC_VERSION)/fpserver
+fpc: $(FPC_SERVER)
+$(FPC_SERVER): repro/fpc/fpserver.lpr repro/fpc/build.sh
+	repro/fpc/build.sh $(FPC)
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.
@@ -99,3 +111,5 @@ report:
 
 clean:
 	rm -rf build build-asan build-tsan results
+
+include tests/unit/unit.mk

@@ -190,19 +190,19 @@ def strace_excerpt(name: str, pattern: str, count: int) -> str:
     return "```\n" + "\n".join(picked) + "\n```"
 
 
-def block_versions(doc: dict, fpc: dict | None) -> str:
+def block_versions(doc: dict) -> str:
     rm = rowmap(doc)
     lines = ["| server | B1 | B2 | B3 | B4 | B5 | B6 | notes |", "|---|---|---|---|---|---|---|---|"]
-    if fpc:
-        for r in fpc.get("rows", []):
-            cells = [SHORT.get(r["verdicts"].get(d, {}).get("state", "n/a"), "n/a") for d in DEFECTS]
-            lines.append(f"| real FPC {r['version']} `{' '.join(r['flags'])}` | "
-                         + " | ".join(cells) + f" | {r.get('note', '')} |")
+    real = [r for r in doc["rows"] if r.get("real")]
+    for r in real:
+        cells = [SHORT[r["verdicts"][d]["state"]] for d in DEFECTS]
+        notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6"))
+        lines.append(f"| {r['row']} | " + " | ".join(cells) + f" | {notes} |")
     if "stock" in rm:
         cells = [SHORT[rm["stock"]["verdicts"][d]["state"]] for d in DEFECTS]
         lines.append("| trunk clone (server-min stock) | " + " | ".join(cells)
                      + " | the model of trunk at 1dba64b |")
-    if not fpc or not any(r["version"].startswith("3.3") for r in fpc.get("rows", [])):
+    if not any(r["row"].startswith("real FPC 3.3") for r in real):
         lines.append("| real trunk | - | - | - | - | - | - | run `make repro FPC=/path/to/trunk/fpc` to add this row |")
     return "\n".join(lines)
 
@@ -268,8 +268,6 @@ def replace_block(text: str, name: str, body: str) -> str:
 def generate(matrix: Path) -> int:
     doc = load(matrix)
     results = matrix.parent
-    fpc_path = results / "fpc" / "fpc.json"
-    fpc = load(fpc_path) if fpc_path.exists() else None
     cl_path = results / "clients" / "clients.json"
     clients = load(cl_path) if cl_path.exists() else None
     text = REPORT.read_text()
@@ -289,7 +287,7 @@ def generate(matrix: Path) -> int:
         "strace-b3": strace_excerpt("stock-b3", r"sendto|select\(", 6),
         "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6),
         "mitigations": block_mitigations(doc),
-        "versions": block_versions(doc, fpc),
+        "versions": block_versions(doc),
         "clients": block_clients(clients),
         "plot": make_plot(doc, results),
     }

@@ -7,10 +7,11 @@
 #   analysers     capture analysers on the committed reference captures
 #   integration   server-min variants driven by the probe (plain, ASan, TSan,
 #                 valgrind)
-#   matrix        `make repro`'s matrix: every row as expected
+#   matrix        `make repro`'s matrix: every row as expected, including the
+#                 real fphttpserver built with Debian's FPC 3.2.2
 #   hostile       bad input, load and faults against every variant
 #   fuzz          a brief libFuzzer run over the request reader
-#   fpc           the real fphttpserver (FPC 3.2.2) through the same probe
+#   clients       curl, Node http.Agent, urllib3 and wrk against the variants
 #   report        REPORT.md's generated claims against this run
 # Ends with 'N passed, N failed'.  Exit status: 0 only if nothing failed.
 set -u
@@ -49,7 +50,7 @@ run_step() {
 # A CUnit binary: its own summary, turned into one TEST line.
 cunit() {
     local name=$1 bin=$2 out rc
-    out=$("$bin" 2>&1)
+    out=$(timeout 600 "$bin" 2>&1)
     rc=$?
     echo "$out"
     if ((rc == 0)) && grep -q '^ *tests ' <<< "$out"; then
@@ -103,10 +104,10 @@ PY
 
 step_hostile() { tests/hostile/run.sh; }
 step_fuzz() { tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"; }
-step_fpc() { python3 repro/fpc/test_fpc.py; }
+step_clients() { python3 repro/clients.py --out results/test-matrix/clients; }
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
 
-steps=(unit analysers integration matrix hostile fuzz fpc report)
+steps=(unit analysers integration matrix clients hostile fuzz report)
 ((${#@})) && steps=("$@")
 for s in "${steps[@]}"; do
     run_step "$s" "step_$s"

@@ -544,7 +544,7 @@ begin
     {$ifdef unix}
     InstallSignals;
     {$endif}
-    LogLine(Format('fpc=%s thread-mode=%s on-allow-connect=%s socket-handler=%s request-nodelay=%s',
+    LogLine(Format('config fpc=%s thread-mode=%s allow-connect-hook=%s socket-handler=%s request-nodelay=%s',
       [FPCVersionString, ThreadModeName, AllowConnect, SocketHandler, BoolToStr(RequestNoDelay, 'on', 'off')]));
     Watcher := TListenWatcher.Create(False);
     try
@@ -564,7 +564,18 @@ begin
       Watcher.Free;
     end;
     if Stopping then
+    begin
+      { Leave at once: 3.2.2's destructor waits (unbounded) for connection
+        threads, and a thread that met the POST+GET heap overrun (see
+        FINDINGS-3.2.2.md) may never report back. }
       LogLine('stopping on signal');
+      Flush(Output);
+      {$ifdef unix}
+      FpExit(0);
+      {$else}
+      Halt(0);
+      {$endif}
+    end;
   finally
     Server.Free;
   end;

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""clients.py - the defects as real clients meet them (part of `make repro`).
+
+curl reusing one connection across URLs (B3), Node's http.Agent and
+urllib3's pool sending back to back on a kept socket (B4), and wrk at c=1
+and c=16 (keep-alive throughput).  Each client is a script in
+repro/clients/ that prints one JSON object; this runs them against several
+servers and states what each run shows.  Verdicts are counts and same-run
+ratios; wrk's rates are shown as figures only.
+
+Usage: repro/clients.py [--out DIR]   (writes DIR/clients.json)
+Exit status: 1 if an expected outcome did not hold.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit  # noqa: E402
+
+CLIENTS = kit.TOP / "repro" / "clients"
+
+# (label, binary, flags)
+SERVERS = [
+    ("stock", "stock", []),
+    ("announce-close", "announce-close", []),
+    ("stock --horse", "stock", ["--horse"]),
+    ("coalesce-writes --horse", "coalesce-writes", ["--horse"]),
+    ("all --horse", "all", ["--horse"]),
+]
+
+
+def run_client(argv: list[str], timeout: float = 120) -> dict:
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if r.returncode == 4:
+        return {"skipped": r.stderr.strip() or "tool missing"}
+    if r.returncode != 0 or not r.stdout.strip():
+        return {"failed": r.returncode, "stderr": r.stderr.strip()[-300:]}
+    return json.loads(r.stdout)
+
+
+def clients_for(srv: kit.Server) -> dict:
+    h, p = srv.address, str(srv.port)
+    return {
+        "curl": run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"]),
+        "node": run_client(["node", str(CLIENTS / "node-agent.js"), h, p, "200", "0"]),
+        "urllib3": run_client(["/usr/bin/python3", str(CLIENTS / "urllib3-pool.py"), h, p, "200", "0"]),
+        "wrk-c1": run_client([str(CLIENTS / "wrk.sh"), h, p, "1", "2"]),
+        "wrk-c16": run_client([str(CLIENTS / "wrk.sh"), h, p, "16", "2"]),
+    }
+
+
+def curl_figure(c: dict) -> tuple[str, float | None]:
+    if "num_connects" not in c:
+        return f"curl did not run: {c}", None
+    conns = sum(c["num_connects"])
+    ratio = (c["p50_rest_us"] / c["p50_first_us"]) if c.get("p50_first_us") else None
+    return (f"curl, 10 URLs: {conns} connection(s); URL 1 {c['p50_first_us']} us, "
+            f"URLs 2..10 p50 {c['p50_rest_us']} us"
+            + (f" ({ratio:.1f}x)" if ratio else "")), ratio
+
+
+def pool_figure(name: str, c: dict) -> str:
+    if "stale_failures" not in c:
+        return f"{name} did not run: {c}"
+    hdrs = ", ".join(f"{k}: {v}" for k, v in c.get("connection_headers", {}).items())
+    return (f"{name}, 200 back to back: {c['stale_failures']} stale-socket failures, "
+            f"{c['reused']} reused sockets, Connection headers [{hdrs}]")
+
+
+def wrk_figure(name: str, c: dict) -> str:
+    if "rps" not in c:
+        return f"{name} did not run: {c}"
+    return (f"{name}: {c['rps']:.0f} req/s, p50 {c['latency_p50_us']} us, "
+            f"read errors {c['errors']['read']}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=str(kit.TOP / "results" / "latest" / "clients"))
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    missing = [t for t in ("curl", "node", "wrk") if not shutil.which(t)]
+    if missing:
+        print(f"clients: skipped, missing {' '.join(missing)}")
+        return 0
+    servers = list(SERVERS)
+    for fpc in sorted(kit.BUILD.glob("fpc-*/fpserver")):
+        servers.append((f"real FPC {fpc.parent.name[4:]}", fpc, []))
+
+    runs, results, failures = [], {}, []
+    for label, variant, flags in servers:
+        binary = variant if isinstance(variant, Path) else kit.binary(variant)
+        srv = kit.Server([str(binary), "--port", "0", *flags],
+                         log_path=out / (label.replace(" ", "_") + ".server.log"))
+        with srv:
+            res = clients_for(srv)
+        results[label] = res
+        fig, ratio = curl_figure(res["curl"])
+        runs.append({"client": "curl", "server": label, "figure": fig})
+        runs.append({"client": "Node http.Agent", "server": label,
+                     "figure": pool_figure("node", res["node"])})
+        runs.append({"client": "urllib3", "server": label,
+                     "figure": pool_figure("urllib3", res["urllib3"])})
+        runs.append({"client": "wrk", "server": label,
+                     "figure": wrk_figure("c=1", res["wrk-c1"]) + "; "
+                     + wrk_figure("c=16", res["wrk-c16"])})
+        # What must hold (counts and same-run ratios only):
+        curl = res["curl"]
+        if "--horse" in flags and "num_connects" in curl:
+            if sum(curl["num_connects"]) != 1:
+                failures.append(f"{label}: curl opened {sum(curl['num_connects'])} connections")
+            if variant == "stock" and (ratio or 0) < kit.B3_STALL_RATIO:
+                failures.append(f"{label}: curl shows no stall ({fig})")
+            if variant != "stock" and (ratio is None or ratio > kit.B3_CLEAN_RATIO):
+                failures.append(f"{label}: curl still stalls ({fig})")
+        if label == "announce-close":
+            for name in ("node", "urllib3"):
+                c = res[name]
+                if c.get("stale_failures") != 0 or c.get("reused") != 0:
+                    failures.append(f"{label}: {name} reused an announced-closed socket: {c}")
+                if set(c.get("connection_headers", {})) != {"close"}:
+                    failures.append(f"{label}: {name} saw Connection {c.get('connection_headers')}")
+
+    doc = {"runs": runs, "results": results, "failures": failures}
+    (out / "clients.json").write_text(json.dumps(doc, indent=1))
+    print("Real clients:")
+    for r in runs:
+        print(f"  {r['server']:<26} {r['client']:<16} {r['figure']}")
+    for label, _, _ in servers:
+        bad = [f for f in failures if f.startswith(label + ":")]
+        print(f"TEST: clients {label} [{'FAIL' if bad else ' OK '}]"
+              + (" " + "; ".join(bad) if bad else ""))
+    print(f"clients: {len(failures)} unexpected outcome(s); evidence in {out}/")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+#!/bin/bash
+# curl-reuse.sh HOST PORT [N]
+# N (default 10) URLs http://HOST:PORT/ping on ONE curl command line, so curl
+# reuses its connection when the server lets it. Per URL curl reports
+# time_total, num_connects (1 = opened a new connection, 0 = reused) and the
+# local port. Prints one JSON object on stdout, a summary line on stderr.
+# Exit: 0 scenario ran (misbehaviour is data), 1 could not run, 4 tool missing.
+set -u
+require_command() {
+    command -v "$1" >/dev/null 2>&1 || { echo "curl-reuse.sh: required command '$1' not found (Debian: apt-get install $2)" >&2; exit 4; }
+}
+require_command curl curl
+require_command /usr/bin/python3 python3
+[ $# -ge 2 ] || { echo "usage: curl-reuse.sh HOST PORT [N]" >&2; exit 1; }
+HOST=$1 PORT=$2 N=${3:-10}
+URLS=()
+for _ in $(seq 1 "$N"); do URLS+=(-o /dev/null "http://$HOST:$PORT/ping"); done
+RAW=$(curl -s --max-time $((5 + N)) -w '%{time_total} %{num_connects} %{local_port} %{http_code}\n' "${URLS[@]}")
+RC=$?
+if [ -z "$RAW" ]; then
+    echo "curl-reuse.sh: curl produced no result (rc $RC) against $HOST:$PORT" >&2
+    exit 1
+fi
+printf '%s\n' "$RAW" | /usr/bin/python3 -c '
+import json, sys
+rc, n = int(sys.argv[1]), int(sys.argv[2])
+rows = [l.split() for l in sys.stdin.read().splitlines() if l.strip()]
+t = [round(float(r[0]) * 1e6) for r in rows]
+def p50(v):
+    v = sorted(v)
+    return None if not v else (v[len(v)//2] if len(v) % 2 else (v[len(v)//2-1] + v[len(v)//2]) / 2)
+nc = [int(r[1]) for r in rows]
+codes = [int(r[3]) for r in rows]
+res = {
+    "client": "curl", "urls": n, "completed": len(rows), "curl_exit": rc,
+    "time_total_us": t, "num_connects": nc, "local_ports": [int(r[2]) for r in rows],
+    "http_codes": codes, "answered": sum(1 for c in codes if c),
+    "connections_opened": sum(nc),
+    "reused": sum(1 for x, c in zip(nc[1:], codes[1:]) if x == 0 and c),
+    "p50_first_us": t[0] if t else None, "p50_rest_us": p50(t[1:]),
+}
+print(json.dumps(res))
+print("curl-reuse: %d/%d URLs, %d connection(s) opened, %d reused; first %s us, p50(2..N) %s us"
+      % (res["answered"], n, res["connections_opened"], res["reused"], res["p50_first_us"], res["p50_rest_us"]), file=sys.stderr)
+sys.exit(0 if res["answered"] else 1)
+' "$RC" "$N"

@@ -1,0 +1,421 @@
+/* test_conn_handlers.c - suite "conn_handlers": the four connection
+ * handlers, with real handlers (handler_create) over socketpairs.
+ *
+ * Pool tests use ONE worker thread, so that the tasks of one connection run
+ * one after the other: the test then never frees a connection while a
+ * previous task's ConnectionDone may still touch it.  Pool connections the
+ * handler owns always end with a request the server closes after
+ * ("Connection: close"), so the worker frees them and handler_free finds
+ * an empty list (no 1 s WaitForRequests).
+ *
+ * handler_pooled_check_request_for_test reports "scheduled" by reading the
+ * busy flag after the check: a task that already finished would read as
+ * "not scheduled".  So around every call that may schedule, the response
+ * send() of the watched connection is held at a gate (unit_send_gate_close)
+ * and the task stays busy until the test opens it. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn_handlers.h"
+#include "connection.h"
+#include "httpserver.h"
+#include "os.h"
+#include "ssockets.h"
+#include "unit.h"
+
+#define GET_KEEP "GET /ping HTTP/1.1\r\nHost: a\r\n\r\n"
+#define GET_CLOSE "GET /ping HTTP/1.1\r\nConnection: close\r\n\r\n"
+
+static struct httpserver srv;
+static struct unit_response resp;
+
+static struct conn_handler *make_handler(enum thread_mode mode)
+{
+    char err[OS_ERR_LEN];
+
+    unit_server_init(&srv);
+    srv.props.thread_mode = mode;
+    srv.props.keep_connections = 1;
+    srv.props.keep_connection_timeout = 15000;
+    srv.props.pool_threads = 1;
+    srv.connection_handler = handler_create(&srv, err);
+    return srv.connection_handler;
+}
+
+static void free_handler(void)
+{
+    handler_free(srv.connection_handler);
+    srv.connection_handler = NULL;
+}
+
+static void expect_pong(int peer)
+{
+    unit_read_response(peer, &resp);
+    ASSERT_INT(resp.ok, 1);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, "pong");
+}
+
+/* ---- pool: CheckRequest -------------------------------------------------
+ * The connection here is served once on the test thread and is not in the
+ * handler's list; a task CheckRequest schedules runs on the pool's worker. */
+
+static void test_pool_check_buffered_not_readable(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+    int r;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP GET_KEEP);
+    connection_handle_request(u.c);
+    expect_pong(u.peer);
+    ASSERT_INT(connection_buffered(u.c), strlen(GET_KEEP));
+    ASSERT_INT(socket_stream_can_read(connection_socket(u.c), 0), 0);
+    /* B2 in pool mode: the zero-timeout test ignores FBuffer on stock. */
+    unit_send_gate_close();
+    r = handler_pooled_check_request_for_test(h, u.c);
+    unit_send_gate_open();
+    ASSERT_INT(r, KIT_FIXED_B2);
+    if (r == 1)
+        expect_pong(u.peer); /* the scheduled task served it */
+    else
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+    free_handler(); /* joins the worker: the task is over */
+    ASSERT_INT(unit_requests_seen(), 1 + KIT_FIXED_B2);
+    unit_conn_close(&u);
+}
+
+static void test_pool_check_readable(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+    int r;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP);
+    connection_handle_request(u.c);
+    expect_pong(u.peer);
+    /* Nothing buffered, nothing readable: not scheduled. */
+    ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), 0);
+    unit_write_str(u.peer, GET_KEEP);
+    unit_send_gate_close();
+    r = handler_pooled_check_request_for_test(h, u.c);
+    unit_send_gate_open();
+    ASSERT_INT(r, 1);
+    expect_pong(u.peer);
+    free_handler();
+    ASSERT_INT(unit_requests_seen(), 2);
+    unit_conn_close(&u);
+}
+
+static void test_pool_check_not_allowed(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP);
+    connection_handle_request(u.c);
+    expect_pong(u.peer);
+    unit_write_str(u.peer, GET_KEEP);
+    /* Readable, but busy / server inactive / keep-alive off: left alone. */
+    atomic_store(&u.c->busy, 1);
+    ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), 0);
+    atomic_store(&u.c->busy, 0);
+    atomic_store(&srv.active, 0);
+    ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), 0);
+    atomic_store(&srv.active, 1);
+    atomic_store(&u.c->keep_alive, 0);
+    ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), 0);
+    ASSERT_INT(atomic_load(&u.c->busy), 0);
+    free_handler();
+    ASSERT_INT(unit_requests_seen(), 1);
+    unit_conn_close(&u);
+}
+
+static void test_pool_check_keep_alive_expired(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+    int r;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    srv.props.keep_connection_timeout = 1;
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP);
+    connection_handle_request(u.c);
+    expect_pong(u.peer);
+    /* Even with a request waiting, an expired connection is removed. */
+    unit_write_str(u.peer, GET_KEEP);
+    atomic_store(&u.c->last_request_time, 0);
+    ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), -1);
+    ASSERT_INT(atomic_load(&u.c->busy), 0);
+    /* Not expired (a fresh request time, 15 s time-out): scheduled. */
+    srv.props.keep_connection_timeout = 15000;
+    atomic_store(&u.c->last_request_time, os_tick_ms());
+    unit_send_gate_close();
+    r = handler_pooled_check_request_for_test(h, u.c);
+    unit_send_gate_open();
+    ASSERT_INT(r, 1);
+    expect_pong(u.peer);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+/* ---- pool: the idle connection is re-checked only by CheckRequests ------ */
+
+static void test_pool_idle_recheck_only_from_check_requests(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+    struct connection *c;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    c = u.c;
+    u.c = NULL; /* handed over: the handler frees it */
+    unit_write_str(u.peer, GET_KEEP);
+    handler_handle_connection(h, c);
+    expect_pong(u.peer);
+    ASSERT_INT(handler_get_active_connection_count(h), 1);
+    unit_wait_not_busy(c);
+    /* The second request: nobody looks at the connection until the accept
+     * thread's idle callback runs CheckRequests (B6: with the stock
+     * AcceptIdleTimeout 0 it never does). */
+    unit_write_str(u.peer, GET_CLOSE);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    ASSERT_INT(unit_requests_seen(), 1);
+    handler_check_requests(h);
+    expect_pong(u.peer);
+    ASSERT_STR(unit_response_header(&resp, "Connection"),
+               KIT_FIXED_B4 ? "close" : NULL);
+    /* Connection: close -> the task drops and closes the connection. */
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    ASSERT_INT(unit_requests_seen(), 2);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+static void test_pool_first_request_and_close(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_CLOSE);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    /* HandleConnection schedules the first request at once. */
+    expect_pong(u.peer);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+/* ---- polled ------------------------------------------------------------- */
+
+static void test_polled_b2_buffered_request(void)
+{
+    struct conn_handler *h = make_handler(TM_POLLED);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP GET_KEEP);
+    /* The request is already there: served at once, on this thread. */
+    handler_handle_connection(h, u.c);
+    expect_pong(u.peer);
+    ASSERT_INT(connection_buffered(u.c), strlen(GET_KEEP));
+    handler_check_requests(h);
+    /* B2 in polled mode: the tick does not see the buffered request. */
+    ASSERT_INT(unit_requests_seen(), 1 + KIT_FIXED_B2);
+    if (KIT_FIXED_B2)
+        expect_pong(u.peer);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    ASSERT_INT(handler_get_active_connection_count(h), 1);
+    u.c = NULL;
+    free_handler(); /* closes the idle connection */
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    unit_conn_close(&u);
+}
+
+static void test_polled_waits_for_first_request(void)
+{
+    struct conn_handler *h = make_handler(TM_POLLED);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    /* Not served, not reaped: its first request has not arrived. */
+    handler_check_requests(h);
+    ASSERT_INT(handler_get_active_connection_count(h), 1);
+    ASSERT_INT(unit_requests_seen(), 0);
+    unit_write_str(u.peer, GET_CLOSE);
+    handler_check_requests(h); /* served */
+    expect_pong(u.peer);
+    ASSERT_INT(handler_get_active_connection_count(h), 1);
+    handler_check_requests(h); /* reaped: keep-alive is off */
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+static void test_polled_keep_alive_expiry(void)
+{
+    struct conn_handler *h = make_handler(TM_POLLED);
+    struct unit_conn u;
+    struct connection *c;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    srv.props.keep_connection_timeout = 1;
+    unit_conn_open(&u, &srv);
+    c = u.c;
+    u.c = NULL;
+    unit_write_str(u.peer, GET_KEEP);
+    handler_handle_connection(h, c);
+    expect_pong(u.peer);
+    ASSERT_INT(atomic_load(&c->keep_alive), 1);
+    atomic_store(&c->last_request_time, 0); /* long ago */
+    handler_check_requests(h);
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+/* ---- thread ------------------------------------------------------------- */
+
+/* Responses the client gets before the server closes. */
+static int responses_until_eof(int peer, int max)
+{
+    int n = 0;
+
+    while (n < max) {
+        unit_read_response(peer, &resp);
+        if (!resp.ok)
+            break;
+        n++;
+    }
+    return n;
+}
+
+static void test_thread_b2_pipelined(void)
+{
+    struct conn_handler *h = make_handler(TM_THREAD);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    /* The keep-alive loop ends after 100 ms without a request; the idle
+     * select() waits 1 ms.  Both only bound how long the test runs. */
+    srv.props.keep_connection_timeout = 100;
+    srv.props.keep_connection_idle_timeout = 1;
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP GET_KEEP GET_KEEP);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    /* Stock: 1 response, then silence until the keep-alive time-out
+     * closes.  With buffer-aware-pending all three are answered. */
+    ASSERT_INT(responses_until_eof(u.peer, 5), KIT_FIXED_B2 ? 3 : 1);
+    ASSERT_INT(resp.eof, 1);
+    free_handler();
+    ASSERT_INT(unit_requests_seen(), KIT_FIXED_B2 ? 3 : 1);
+    unit_conn_close(&u);
+}
+
+static void test_thread_sequential_keep_alive(void)
+{
+    struct conn_handler *h = make_handler(TM_THREAD);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    expect_pong(u.peer);
+    /* The socket becomes readable: RequestPending sees it on every variant. */
+    unit_write_str(u.peer, GET_KEEP);
+    expect_pong(u.peer);
+    unit_write_str(u.peer, GET_CLOSE);
+    expect_pong(u.peer);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    free_handler();
+    ASSERT_INT(unit_requests_seen(), 3);
+    unit_conn_close(&u);
+}
+
+static void test_thread_timeout_zero_closes(void)
+{
+    struct conn_handler *h = make_handler(TM_THREAD);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    srv.props.keep_connection_timeout = 0; /* upstream's default */
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    expect_pong(u.peer);
+    /* B4: closed after one response; only the fix says so. */
+    ASSERT_STR(unit_response_header(&resp, "Connection"),
+               KIT_FIXED_B4 ? "close" : NULL);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+/* ---- none --------------------------------------------------------------- */
+
+static void test_none_one_request_then_close(void)
+{
+    struct conn_handler *h = make_handler(TM_NONE);
+    struct unit_conn u;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unit_conn_open(&u, &srv);
+    unit_write_str(u.peer, GET_KEEP GET_KEEP);
+    handler_handle_connection(h, u.c);
+    u.c = NULL;
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    ASSERT_INT(responses_until_eof(u.peer, 3), 1);
+    ASSERT_INT(resp.eof, 1);
+    handler_check_requests(h); /* nothing to do */
+    free_handler();
+    unit_conn_close(&u);
+}
+
+int unit_register_conn_handlers(void)
+{
+    CU_pSuite s = CU_add_suite("conn_handlers", NULL, NULL);
+
+    if (!s ||
+        !CU_add_test(s, "b2_pool_check_buffered_not_readable", test_pool_check_buffered_not_readable) ||
+        !CU_add_test(s, "pool_check_readable", test_pool_check_readable) ||
+        !CU_add_test(s, "pool_check_not_allowed", test_pool_check_not_allowed) ||
+        !CU_add_test(s, "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired) ||
+        !CU_add_test(s, "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests) ||
+        !CU_add_test(s, "pool_first_request_and_close", test_pool_first_request_and_close) ||
+        !CU_add_test(s, "b2_polled_buffered_request", test_polled_b2_buffered_request) ||
+        !CU_add_test(s, "polled_waits_for_first_request", test_polled_waits_for_first_request) ||
+        !CU_add_test(s, "polled_keep_alive_expiry", test_polled_keep_alive_expiry) ||
+        !CU_add_test(s, "b2_thread_pipelined", test_thread_b2_pipelined) ||
+        !CU_add_test(s, "thread_sequential_keep_alive", test_thread_sequential_keep_alive) ||
+        !CU_add_test(s, "b4_thread_timeout_zero_closes", test_thread_timeout_zero_closes) ||
+        !CU_add_test(s, "none_one_request_then_close", test_none_one_request_then_close))
+        return -1;
+    return 0;
+}

@@ -1,0 +1,729 @@
+/* test_connection.c - suite "connection": TFPHTTPConnection over a
+ * socketpair.  The client's end is u.peer; the server side is driven by
+ * calling the connection functions directly on the test thread. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "connection.h"
+#include "httpserver.h"
+#include "request.h"
+#include "ssockets.h"
+#include "unit.h"
+
+#define GET_PING "GET /ping HTTP/1.1\r\nHost: a\r\n\r\n"
+
+static struct httpserver srv;
+static struct unit_conn u;
+static struct unit_response resp; /* large: kept off the stack */
+
+static void open_conn(void)
+{
+    unit_server_init(&srv);
+}
+
+static void start(void)
+{
+    unit_conn_open(&u, &srv);
+}
+
+static void finish(void)
+{
+    unit_conn_close(&u);
+}
+
+static int keep_alive(void)
+{
+    return atomic_load(&u.c->keep_alive);
+}
+
+/* ---- read_string ------------------------------------------------------- */
+
+static void test_read_string_one_write(void)
+{
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET / HTTP/1.1\r\nHost: a\r\n\r\n");
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "GET / HTTP/1.1");
+    ASSERT_INT(connection_buffered(u.c), 11);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "Host: a");
+    ASSERT_INT(connection_buffered(u.c), 2);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_INT(u.c->line_len, 0);
+    ASSERT_INT(connection_buffered(u.c), 0);
+    /* One read() took the whole request. */
+    ASSERT_INT(unit_recv_calls(), 1);
+    finish();
+}
+
+/* The peer writes its next piece only after the server's previous read
+ * returned (recv hook): each piece arrives in its own read(). */
+struct pieces {
+    int peer;
+    const char *const *piece;
+    size_t n, next;
+};
+
+static void write_next_piece(ssize_t r, void *arg)
+{
+    struct pieces *p = arg;
+
+    if (r > 0 && p->next < p->n) {
+        unit_write_str(p->peer, p->piece[p->next]);
+        p->next++;
+    }
+}
+
+static void test_read_string_in_pieces(void)
+{
+    static const char *const piece[] = {
+        "GE", "T / HT", "TP/1.1\r", "\nHost: a\r\n", "\r\n",
+    };
+    struct pieces p = { 0, piece, 5, 1 };
+
+    open_conn();
+    start();
+    p.peer = u.peer;
+    unit_set_recv_hook(write_next_piece, &p);
+    unit_write_str(u.peer, piece[0]);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "GET / HTTP/1.1");
+    /* "GE", "T / HT", "TP/1.1\r" and "\nHost: a\r\n": four reads, the CR of
+     * the third completed by the LF at the start of the fourth. */
+    ASSERT_INT(unit_recv_calls(), 4);
+    ASSERT_INT(connection_buffered(u.c), 9);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "Host: a");
+    ASSERT_INT(unit_recv_calls(), 4);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_INT(u.c->line_len, 0);
+    ASSERT_INT(unit_recv_calls(), 5);
+    finish();
+}
+
+static void test_read_string_byte_per_read(void)
+{
+    open_conn();
+    start();
+    unit_set_recv_cap(1);
+    unit_write_str(u.peer, "GET / HTTP/1.1\r\nX: a\rb\r\n");
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "GET / HTTP/1.1");
+    ASSERT_INT(unit_recv_calls(), 16);
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "X: a\rb");
+    ASSERT_INT(unit_recv_calls(), 24);
+    finish();
+}
+
+static void test_read_string_end_of_stream(void)
+{
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET /");
+    shutdown(u.peer, SHUT_WR);
+    /* End of stream ends the line as it is. */
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_MEM(u.c->line, u.c->line_len, "GET /");
+    ASSERT_INT(connection_read_string(u.c), 0);
+    ASSERT_INT(u.c->line_len, 0);
+    finish();
+}
+
+/* A line of exactly max bytes passes; max + 1 is 431. */
+static void check_line_limit(int max)
+{
+    size_t len;
+    char *line;
+
+    for (len = (size_t)max; len <= (size_t)max + 1; len++) {
+        open_conn();
+        srv.props.max_line_length = max;
+        start();
+        line = malloc(len + 2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+        memset(line, 'a', len);
+        memcpy(line + len, "\r\n", 2);
+        unit_write_all(u.peer, line, len + 2);
+        if (len == (size_t)max) {
+            ASSERT_INT(connection_read_string(u.c), 0);
+            ASSERT_INT(u.c->line_len, len);
+        } else {
+            ASSERT_INT(connection_read_string(u.c), 431);
+        }
+        free(line);
+        finish();
+    }
+}
+
+static void test_line_length_limit(void)
+{
+    check_line_limit(10);
+    check_line_limit(HTTPSERVER_DEFAULT_MAX_LINE_LENGTH); /* 32768 */
+}
+
+static void test_line_too_long_request(void)
+{
+    char hdr[80];
+
+    open_conn();
+    srv.props.max_line_length = 64;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    snprintf(hdr, sizeof hdr, "X: %062d\r\n", 0); /* 64 + 1 bytes of line */
+    unit_write_str(u.peer, "GET /ping HTTP/1.1\r\n");
+    unit_write_str(u.peer, hdr);
+    unit_write_str(u.peer, "\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 431);
+    ASSERT_INT(keep_alive(), 0);
+    /* The server layer answers nothing: it will just close. */
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    ASSERT_INT(unit_requests_seen(), 0);
+    finish();
+}
+
+/* ---- request headers --------------------------------------------------- */
+
+static char *request_with_headers(int n)
+{
+    size_t cap = 64 + (size_t)n * 32;
+    char *buf = malloc(cap);
+    size_t len;
+    int i;
+
+    if (!buf)
+        return NULL;
+    len = (size_t)snprintf(buf, cap, "GET /ping HTTP/1.1\r\n");
+    for (i = 0; i < n; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "X-H%04d: %d\r\n", i, i);
+    snprintf(buf + len, cap - len, "\r\n");
+    return buf;
+}
+
+/* The header count includes the empty line that closes the block: with
+ * MaxHeaderCount N a request with N-1 header lines passes (N counted lines)
+ * and one with N header lines fails on its closing empty line (N+1). */
+static void check_header_limit(int max, int nheaders, int want_rc)
+{
+    struct http_request *req = NULL;
+    char *text = request_with_headers(nheaders);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    open_conn();
+    if (max)
+        srv.props.max_header_count = max;
+    start();
+    unit_write_str(u.peer, text);
+    ASSERT_INT(connection_read_request_headers(u.c, &req), want_rc);
+    if (want_rc == 0) {
+        CU_ASSERT_PTR_NOT_NULL(req);
+        if (req)
+            ASSERT_INT(req->header_count, nheaders);
+    } else {
+        CU_ASSERT_PTR_NULL(req);
+    }
+    request_free(req);
+    finish();
+    free(text);
+}
+
+static void test_header_count_limit(void)
+{
+    check_header_limit(3, 2, 0);
+    check_header_limit(3, 3, 400);
+    check_header_limit(0, HTTPSERVER_DEFAULT_MAX_HEADER_COUNT - 1, 0);
+    check_header_limit(0, HTTPSERVER_DEFAULT_MAX_HEADER_COUNT, 400);
+}
+
+static void test_headers_parsed(void)
+{
+    struct http_request *req = NULL;
+
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET /a?b=1 HTTP/1.0\r\nHost: h\r\nNoColon\r\n"
+                           "Connection:  Keep-Alive \r\n\r\n");
+    ASSERT_INT(connection_read_request_headers(u.c, &req), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+    ASSERT_STR(req->method, "GET");
+    ASSERT_STR(req->path_info, "/a");
+    ASSERT_STR(req->query, "b=1");
+    ASSERT_STR(req->protocol_version, "1.0");
+    ASSERT_INT(req->header_count, 2);
+    ASSERT_STR(request_get_header(req, "connection"), "Keep-Alive");
+    request_free(req);
+    finish();
+}
+
+static void test_bad_start_line(void)
+{
+    open_conn();
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "GET /ping FTP/1.0\r\n\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 400);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    ASSERT_INT(unit_log_count("status=400"), 1);
+    finish();
+}
+
+static void test_strict_ascii_url(void)
+{
+    int strict;
+
+    for (strict = 1; strict >= 0; strict--) {
+        open_conn();
+        srv.props.strict_ascii_url = strict;
+        start();
+        unit_write_str(u.peer, "GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n");
+        ASSERT_INT(connection_do_handle_request(u.c), strict ? 400 : 0);
+        if (!strict) {
+            unit_read_response(u.peer, &resp);
+            ASSERT_INT(resp.status, 404);
+        }
+        finish();
+    }
+}
+
+/* ---- body -------------------------------------------------------------- */
+
+static void test_body_too_large(void)
+{
+    open_conn();
+    srv.props.max_body_size = 10;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 11\r\n\r\n"
+                           "0123456789a");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 413);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(unit_requests_seen(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+
+    open_conn();
+    srv.props.max_body_size = 10;
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n"
+                           "0123456789");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, "0123456789");
+    finish();
+}
+
+static void test_body_over_several_reads(void)
+{
+    open_conn();
+    start();
+    unit_set_recv_cap(7);
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 26\r\n\r\n"
+                           "abcdefghijklmnopqrstuvwxyz");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_MEM(resp.body, resp.body_len, "abcdefghijklmnopqrstuvwxyz");
+    finish();
+}
+
+static void test_body_cut_short(void)
+{
+    static const char want[10] = { 'a', 'b', 'c', 'd' };
+
+    open_conn();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabcd");
+    shutdown(u.peer, SHUT_WR);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    /* The pre-sized body stays zero-filled past what arrived. */
+    ASSERT_INT(resp.body_len, 10);
+    CU_ASSERT(memcmp(resp.body, want, 10) == 0);
+    finish();
+}
+
+/* ---- time-outs and empty requests --------------------------------------- */
+
+static void check_408(const char *partial)
+{
+    struct http_request *req = NULL;
+
+    open_conn();
+    srv.props.request_read_timeout = 5; /* only so the select() returns */
+    start();
+    unit_write_str(u.peer, partial);
+    ASSERT_INT(connection_read_request_headers(u.c, &req), 408);
+    CU_ASSERT_PTR_NULL(req);
+    finish();
+}
+
+static void test_request_read_timeout(void)
+{
+    check_408("GET / HTTP/1.1\r\nHost: a\r\n");
+    check_408("GET / HT");
+
+    /* Through HandleRequest: keep-alive off, no response. */
+    open_conn();
+    srv.props.request_read_timeout = 5;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "GET /ping HTTP/1.1\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 408);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+}
+
+static void test_quiet_connection_is_empty_request(void)
+{
+    open_conn();
+    srv.props.request_read_timeout = 5;
+    srv.props.keep_connections = 1;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    /* Nothing arrives: not a time-out, an empty request (a preconnect). */
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(u.c->empty_detected, 1);
+    ASSERT_INT(unit_requests_seen(), 0);
+    finish();
+}
+
+static void test_peer_close_is_empty_request(void)
+{
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    shutdown(u.peer, SHUT_WR);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(u.c->empty_detected, 1);
+    ASSERT_INT(connection_allow_new_request(u.c), 0);
+    ASSERT_INT(unit_requests_seen(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+
+    /* An empty first line is no request either. */
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "\r\n");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(u.c->empty_detected, 1);
+    finish();
+}
+
+/* ---- keep-alive flag and Connection headers ---------------------------- */
+
+struct ka_case {
+    int keep_connections;
+    const char *version;
+    const char *connection; /* request header, or NULL */
+    int want_keep;
+    const char *stock_conn; /* response Connection header, stock */
+    const char *b4_conn;    /* ... with announce-close */
+};
+
+static const struct ka_case ka_cases[] = {
+    { 0, "1.1", NULL, 0, NULL, "close" },
+    { 0, "1.0", "keep-alive", 0, NULL, "close" },
+    { 1, "1.1", NULL, 1, NULL, NULL },
+    { 1, "1.1", "close", 0, NULL, "close" },
+    { 1, "1.1", "CLOSE", 0, NULL, "close" },
+    { 1, "1.1", "Keep-Alive", 1, NULL, NULL },
+    { 1, "1.0", NULL, 0, NULL, "close" },
+    { 1, "1.0", "keep-alive", 1, "keep-alive", "keep-alive" },
+    { 1, "1.0", "Keep-Alive", 1, "keep-alive", "keep-alive" },
+    { 1, "1.0", "keep-alive, Upgrade", 0, NULL, "close" },
+};
+
+static void test_keep_alive_flag(void)
+{
+    size_t i;
+    char req[256];
+
+    for (i = 0; i < sizeof ka_cases / sizeof ka_cases[0]; i++) {
+        const struct ka_case *k = &ka_cases[i];
+        const char *want_conn = KIT_FIXED_B4 ? k->b4_conn : k->stock_conn;
+        const char *got;
+
+        open_conn();
+        /* Thread mode with a keep-alive loop: a kept connection persists. */
+        srv.props.thread_mode = TM_THREAD;
+        srv.props.keep_connection_timeout = 15000;
+        srv.props.keep_connections = k->keep_connections;
+        start();
+        snprintf(req, sizeof req, "GET /ping HTTP/%s\r\n%s%s%s\r\n",
+                 k->version, k->connection ? "Connection: " : "",
+                 k->connection ? k->connection : "",
+                 k->connection ? "\r\n" : "");
+        unit_write_str(u.peer, req);
+        connection_handle_request(u.c);
+        ASSERT_INT(u.c->last_error_status, 0);
+        CU_ASSERT_EQUAL(keep_alive(), k->want_keep);
+        if (keep_alive() != k->want_keep)
+            printf("\n    keep-alive case %zu: %s", i, req);
+        ASSERT_INT(connection_allow_new_request(u.c), k->want_keep);
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.ok, 1);
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+        got = unit_response_header(&resp, "Connection");
+        ASSERT_STR(got, want_conn);
+        ASSERT_INT(unit_response_header_count(&resp, "Connection"),
+                   want_conn ? 1 : 0);
+        /* B4's persistent responses announce the idle time-out in seconds. */
+        if (KIT_FIXED_B4 && k->want_keep)
+            ASSERT_STR(unit_response_header(&resp, "Keep-Alive"), "timeout=15");
+        else
+            ASSERT_STR(unit_response_header(&resp, "Keep-Alive"), NULL);
+        finish();
+    }
+}
+
+/* B4: the modes in which the server closes after the response although the
+ * keep-alive flag is on. */
+static void check_announce(enum thread_mode mode, int timeout, int want_close)
+{
+    open_conn();
+    srv.props.thread_mode = mode;
+    srv.props.keep_connections = 1;
+    srv.props.keep_connection_timeout = timeout;
+    start();
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    ASSERT_INT(keep_alive(), 1);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_STR(unit_response_header(&resp, "Connection"),
+               KIT_FIXED_B4 && want_close ? "close" : NULL);
+    finish();
+}
+
+static void test_announce_close_modes(void)
+{
+    check_announce(TM_NONE, 15000, 1);  /* none: always one request */
+    check_announce(TM_THREAD, 0, 1);    /* thread, timeout 0: no loop */
+    check_announce(TM_THREAD, 15000, 0);
+    check_announce(TM_POOL, 0, 0);
+    check_announce(TM_POLLED, 15000, 0);
+}
+
+/* ---- B2, B3, B5 --------------------------------------------------------- */
+
+static void keep_alive_thread_server(void)
+{
+    open_conn();
+    srv.props.thread_mode = TM_THREAD;
+    srv.props.keep_connections = 1;
+    srv.props.keep_connection_timeout = 15000;
+    srv.props.keep_connection_idle_timeout = 1; /* only so select() returns */
+}
+
+static void test_b2_pipelined_request_pending(void)
+{
+    const char *second = "GET /ping HTTP/1.1\r\nHost: b\r\n\r\n";
+
+    keep_alive_thread_server();
+    start();
+    unit_write_str(u.peer, GET_PING);
+    unit_write_str(u.peer, second);
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_INT(keep_alive(), 1);
+    /* One read() took both requests: the second waits in FBuffer, the
+     * socket itself has nothing more. */
+    ASSERT_INT(unit_recv_calls(), 1);
+    ASSERT_INT(connection_buffered(u.c), strlen(second));
+    ASSERT_INT(socket_stream_can_read(connection_socket(u.c), 0), 0);
+    ASSERT_INT(connection_allow_new_request(u.c), 1);
+    /* B2: RequestPending asks only the socket on stock. */
+    ASSERT_INT(connection_request_pending(u.c), KIT_FIXED_B2);
+    if (connection_request_pending(u.c)) {
+        connection_handle_request(u.c);
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.status, 200);
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+        ASSERT_INT(connection_buffered(u.c), 0);
+        ASSERT_INT(u.c->requests, 2);
+    }
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+}
+
+static void test_b5_post_then_get(void)
+{
+    const char *get = "GET /ping HTTP/1.1\r\n\r\n";
+
+    keep_alive_thread_server();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
+    unit_write_str(u.peer, get);
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    ASSERT_MEM(resp.body, resp.body_len, "hello");
+    ASSERT_INT(unit_recv_calls(), 1);
+    /* B5: the body read empties FBuffer on stock, the GET goes with it. */
+    ASSERT_INT(connection_buffered(u.c), KIT_FIXED_B5 ? strlen(get) : 0);
+    /* Only with both B2 and B5 fixed is the GET ever found again. */
+    ASSERT_INT(connection_request_pending(u.c), KIT_FIXED_B2 && KIT_FIXED_B5);
+    if (KIT_FIXED_B2 && KIT_FIXED_B5) {
+        connection_handle_request(u.c);
+        unit_read_response(u.peer, &resp);
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+    }
+    finish();
+}
+
+static void test_b3_writes_per_response(void)
+{
+    static const struct {
+        const char *request;
+        int status;
+        int stock_sends, fixed_sends;
+    } cases[] = {
+        { "GET /ping HTTP/1.1\r\n\r\n", 200, 2, 1 },
+        { "GET /nothing HTTP/1.1\r\n\r\n", 404, 2, 1 },
+        { "GET /empty HTTP/1.1\r\n\r\n", 200, 1, 1 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        open_conn();
+        start();
+        unit_write_str(u.peer, cases[i].request);
+        ASSERT_INT(connection_do_handle_request(u.c), 0);
+        ASSERT_INT(unit_send_calls(),
+                   KIT_FIXED_B3 ? cases[i].fixed_sends : cases[i].stock_sends);
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.status, cases[i].status);
+        finish();
+    }
+}
+
+/* ---- socket set-up, IDs, log ------------------------------------------- */
+
+static void test_socket_setup(void)
+{
+    struct timeval tv;
+    socklen_t len = sizeof tv;
+
+    open_conn();
+    srv.props.request_read_timeout = 1500;
+    start();
+    ASSERT_INT(u.c->is_socket_setup, 0);
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->is_socket_setup, 1);
+    ASSERT_INT(u.c->socket->read_flags, MSG_NOSIGNAL);
+    ASSERT_INT(u.c->socket->write_flags, MSG_NOSIGNAL);
+    ASSERT_INT(getsockopt(u.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+    ASSERT_INT(tv.tv_sec * 1000 + tv.tv_usec / 1000, 1500);
+    len = sizeof tv;
+    ASSERT_INT(getsockopt(u.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, &len), 0);
+    ASSERT_INT(tv.tv_sec * 1000 + tv.tv_usec / 1000, 1500);
+    finish();
+
+    open_conn();
+    srv.props.request_read_timeout = 0;
+    start();
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    len = sizeof tv;
+    ASSERT_INT(getsockopt(u.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len), 0);
+    ASSERT_INT(tv.tv_sec * 1000 + tv.tv_usec / 1000, 0);
+    finish();
+}
+
+static void test_ids_and_log(void)
+{
+    struct unit_conn second;
+    char needle[64];
+    uint64_t id;
+
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    unit_conn_open(&second, &srv);
+    id = u.c->id;
+    ASSERT_INT(second.c->id, id + 1);
+    unit_conn_close(&second);
+    unit_watch_fd(u.fd);
+
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    unit_write_str(u.peer, "GET /nothing HTTP/1.1\r\n\r\n");
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(u.c->requests, 2);
+    ASSERT_INT(u.c->handled, 2);
+    snprintf(needle, sizeof needle, "conn=%llu req=1 ", (unsigned long long)id);
+    ASSERT_INT(unit_log_count(needle), 1);
+    snprintf(needle, sizeof needle, "conn=%llu req=2 ", (unsigned long long)id);
+    ASSERT_INT(unit_log_count(needle), 1);
+    finish();
+    snprintf(needle, sizeof needle, "close conn=%llu requests=2",
+             (unsigned long long)id);
+    ASSERT_INT(unit_log_count(needle), 1);
+}
+
+static void test_idle_timeout_fallback(void)
+{
+    open_conn();
+    srv.props.keep_connection_timeout = 700;
+    srv.props.keep_connection_idle_timeout = 0;
+    start();
+    ASSERT_INT(connection_keep_connection_timeout(u.c), 700);
+    ASSERT_INT(connection_keep_connection_idle_timeout(u.c), 700);
+    srv.props.keep_connection_idle_timeout = 50;
+    ASSERT_INT(connection_keep_connection_idle_timeout(u.c), 50);
+    finish();
+}
+
+int unit_register_connection(void)
+{
+    CU_pSuite s = CU_add_suite("connection", NULL, NULL);
+
+    if (!s ||
+        !CU_add_test(s, "read_string_one_write", test_read_string_one_write) ||
+        !CU_add_test(s, "read_string_in_pieces", test_read_string_in_pieces) ||
+        !CU_add_test(s, "read_string_byte_per_read", test_read_string_byte_per_read) ||
+        !CU_add_test(s, "read_string_end_of_stream", test_read_string_end_of_stream) ||
+        !CU_add_test(s, "line_length_limit_431", test_line_length_limit) ||
+        !CU_add_test(s, "line_too_long_request", test_line_too_long_request) ||
+        !CU_add_test(s, "header_count_limit_400", test_header_count_limit) ||
+        !CU_add_test(s, "headers_parsed", test_headers_parsed) ||
+        !CU_add_test(s, "bad_start_line_400", test_bad_start_line) ||
+        !CU_add_test(s, "strict_ascii_url", test_strict_ascii_url) ||
+        !CU_add_test(s, "body_too_large_413", test_body_too_large) ||
+        !CU_add_test(s, "body_over_several_reads", test_body_over_several_reads) ||
+        !CU_add_test(s, "body_cut_short", test_body_cut_short) ||
+        !CU_add_test(s, "request_read_timeout_408", test_request_read_timeout) ||
+        !CU_add_test(s, "quiet_connection_is_empty_request", test_quiet_connection_is_empty_request) ||
+        !CU_add_test(s, "peer_close_is_empty_request", test_peer_close_is_empty_request) ||
+        !CU_add_test(s, "keep_alive_flag", test_keep_alive_flag) ||
+        !CU_add_test(s, "b4_announce_close_modes", test_announce_close_modes) ||
+        !CU_add_test(s, "b2_pipelined_request_pending", test_b2_pipelined_request_pending) ||
+        !CU_add_test(s, "b5_post_then_get", test_b5_post_then_get) ||
+        !CU_add_test(s, "b3_writes_per_response", test_b3_writes_per_response) ||
+        !CU_add_test(s, "socket_setup", test_socket_setup) ||
+        !CU_add_test(s, "ids_and_log", test_ids_and_log) ||
+        !CU_add_test(s, "idle_timeout_fallback", test_idle_timeout_fallback))
+        return -1;
+    return 0;
+}

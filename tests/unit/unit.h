@@ -1,0 +1,158 @@
+/* unit.h - shared by the CUnit suites of tests/unit/.
+ *
+ * The suites are compiled against one server variant's source tree
+ * (server-min/ for stock, build/<variant>/src/server-min otherwise) with
+ * KIT_FIXED_B1..KIT_FIXED_B6 telling which of the defects that tree fixes
+ * (tests/unit/unit.mk sets them from the variant name).
+ *
+ * Three link-time interpositions (-Wl,--wrap=..., see unit.mk) let the tests
+ * observe server-min without touching it:
+ *   send      counts the send() calls on one watched fd (B3: writes per
+ *             response) and can cap their length (forces short writes);
+ *   recv      caps the length of each recv() on the watched fd and calls a
+ *             hook after each one (the peer writes its next piece only after
+ *             the server's previous read: data "arriving in pieces" without
+ *             any sleep);
+ *   log_line  captures the server's log lines (conn=<id> req=<n>), echoed to
+ *             stderr only when UNIT_LOG=1.
+ */
+#ifndef UNIT_H
+#define UNIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <CUnit/CUnit.h>
+
+#if !defined(KIT_FIXED_B1) || !defined(KIT_FIXED_B2) || \
+    !defined(KIT_FIXED_B3) || !defined(KIT_FIXED_B4) || \
+    !defined(KIT_FIXED_B5) || !defined(KIT_FIXED_B6)
+#error "build the unit tests through tests/unit/unit.mk: KIT_FIXED_B1..B6 must be set"
+#endif
+
+struct httpserver;
+struct connection;
+struct http_request;
+struct http_response;
+
+/* ---- suites (one per server-min module) -------------------------------- */
+
+int unit_register_reader(void);
+int unit_register_request(void);
+int unit_register_response(void);
+int unit_register_connection(void);
+int unit_register_httpserver(void);
+int unit_register_conn_handlers(void);
+int unit_register_options(void);
+int unit_register_ssockets(void);
+int unit_register_threadpool(void);
+
+/* ---- assertions that print the values they compared -------------------- */
+
+void unit_assert_int(long long got, long long want, const char *expr,
+                     const char *file, unsigned line);
+void unit_assert_str(const char *got, const char *want, const char *expr,
+                     const char *file, unsigned line);
+void unit_assert_mem(const void *got, size_t got_len, const void *want,
+                     size_t want_len, const char *expr, const char *file,
+                     unsigned line);
+
+#define ASSERT_INT(got, want) \
+    unit_assert_int((long long)(got), (long long)(want), #got " == " #want, \
+                    __FILE__, __LINE__)
+#define ASSERT_STR(got, want) \
+    unit_assert_str((got), (want), #got " == " #want, __FILE__, __LINE__)
+/* A counted string (pointer, length) against a C string. */
+#define ASSERT_MEM(got, got_len, want) \
+    unit_assert_mem((got), (got_len), (want), strlen(want), \
+                    #got " == " #want, __FILE__, __LINE__)
+
+/* ---- interpositions ---------------------------------------------------- */
+
+/* Watch fd (or -1 for none) and reset the counters, caps and hook. */
+void unit_watch_fd(int fd);
+int unit_send_calls(void);   /* send() calls on the watched fd */
+int unit_recv_calls(void);   /* recv() calls on the watched fd */
+void unit_set_send_cap(size_t cap); /* 0 = no cap */
+void unit_set_recv_cap(size_t cap); /* 0 = no cap */
+/* Called after each recv() on the watched fd with its result. */
+void unit_set_recv_hook(void (*hook)(ssize_t r, void *arg), void *arg);
+
+/* A gate on the watched fd's send(): while closed, a server thread about to
+ * send there waits (the response of a pool task is held, so the task stays
+ * busy).  unit_watch_fd opens it. */
+void unit_send_gate_close(void);
+void unit_send_gate_open(void);
+
+/* Forget the captured log lines. */
+void unit_log_clear(void);
+/* How many captured log lines contain needle. */
+int unit_log_count(const char *needle);
+
+/* ---- peer-side helpers ------------------------------------------------- */
+
+/* write() everything (the peer does not go through the wrapped send). */
+void unit_write_all(int fd, const void *buf, size_t len);
+void unit_write_str(int fd, const char *s);
+/* poll() with timeout 0: 1 when fd has bytes (or EOF) waiting, else 0. */
+int unit_readable_now(int fd);
+
+/* One HTTP response read from the peer side with blocking reads: the header
+ * block up to the empty line, then exactly Content-Length body bytes. */
+struct unit_response {
+    int ok;               /* a whole response was read */
+    int eof;              /* the stream ended before any byte */
+    int status;
+    char head[4096];      /* status line + headers, NUL-terminated */
+    size_t head_len;
+    char body[65536];
+    size_t body_len;
+};
+void unit_read_response(int fd, struct unit_response *r);
+/* The value of header name in r->head (case-insensitive), or NULL; the
+ * returned pointer is to a static buffer. */
+const char *unit_response_header(const struct unit_response *r,
+                                 const char *name);
+/* How many times a header line "name:" occurs in r->head. */
+int unit_response_header_count(const struct unit_response *r,
+                               const char *name);
+/* Blocking read: 1 when the peer sees end of stream next, 0 when a byte
+ * arrived instead. */
+int unit_read_eof(int fd);
+
+/* ---- a server and one connection over a socketpair ---------------------- */
+
+/* What the test request handler (OnRequest) does:
+ *   GET /ping   -> 200 text/plain "pong"
+ *   POST /echo  -> 200, the request body
+ *   GET /empty  -> 200, no content
+ *   else        -> 404 text/plain "not found" */
+void unit_on_request(void *data, struct http_request *req,
+                     struct http_response *resp);
+/* OnRequest calls since unit_server_init. */
+int unit_requests_seen(void);
+
+/* httpserver_init + active + the test OnRequest. */
+void unit_server_init(struct httpserver *s);
+
+struct unit_conn {
+    struct connection *c;
+    int peer;     /* the client's end */
+    int fd;       /* the server's end (owned by the connection) */
+};
+/* socketpair, socket_handler_new(NULL), socket_stream_new, connection_new;
+ * watches the server's fd (unit_watch_fd). */
+void unit_conn_open(struct unit_conn *u, struct httpserver *s);
+/* connection_free (if c is still set) and close the peer. */
+void unit_conn_close(struct unit_conn *u);
+
+/* A blocking TCP client connected to 127.0.0.1:port (the connect completes
+ * into the listener's backlog, no accept needed). -1 on failure. */
+int unit_tcp_connect(int port);
+
+/* Spin (sched_yield) until the connection is not busy; a 10 s safety bound
+ * fails the test instead of hanging (not a timing assertion). */
+void unit_wait_not_busy(struct connection *c);
+
+#endif

@@ -1,0 +1,76 @@
+# tests/unit/unit.mk - the CUnit unit tests, built against one variant.
+# Included by the top-level Makefile (it defines CC, CSTD, WARN, ASAN_FLAGS,
+# TSAN_FLAGS, VARIANTS and the build/<variant>/server-min rules).
+#
+#   build/tests/<variant>/unit        -O1 -g
+#   build/tests-asan/<variant>/unit   ASan + UBSan
+#   build/tests-tsan/<variant>/unit   TSan
+#
+# Each compiles tests/unit/*.c with the variant's server-min sources minus
+# main.c: server-min/ itself for stock, otherwise the patched copy that
+# scripts/build-variant.sh leaves in build/<variant>/src/server-min (made by
+# the rule for build/<variant>/server-min, hence that prerequisite).
+# KIT_FIXED_B1..B6 tell the tests which defects the variant fixes.
+#
+#   make unit-tests    build all three flavours for every variant
+#   make unit-check    build and run them all; fails if any test fails
+#   make unit-check UNIT_VARIANTS="stock all" UNIT_FLAVOURS=tests-asan
+
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_HDR := $(wildcard tests/unit/*.h)
+# send/recv/log_line are interposed at link time (see tests/unit/unit.h).
+UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line
+UNIT_LIBS := -lcunit
+
+UNIT_VARIANTS ?= $(if $(VARIANTS),$(VARIANTS),stock forward-allow-connect \
+    buffer-aware-pending coalesce-writes announce-close keep-surplus-bytes \
+    pool-idle-fallback all)
+UNIT_FLAVOURS ?= tests tests-asan tests-tsan
+
+# $(call unit_fixed,VARIANT,FIX-VARIANT): 1 when VARIANT carries that fix.
+unit_fixed = $(if $(filter $(2) all,$(1)),1,0)
+unit_defs = -DKIT_FIXED_B1=$(call unit_fixed,$(1),forward-allow-connect) \
+            -DKIT_FIXED_B2=$(call unit_fixed,$(1),buffer-aware-pending) \
+            -DKIT_FIXED_B3=$(call unit_fixed,$(1),coalesce-writes) \
+            -DKIT_FIXED_B4=$(call unit_fixed,$(1),announce-close) \
+            -DKIT_FIXED_B5=$(call unit_fixed,$(1),keep-surplus-bytes) \
+            -DKIT_FIXED_B6=$(call unit_fixed,$(1),pool-idle-fallback)
+unit_srcdir = $(if $(filter stock,$(1)),server-min,build/$(1)/src/server-min)
+# The variant's sources without main.c, listed when the recipe runs (the
+# patched tree may not exist when make reads this file).
+unit_server_c = $$(find $(call unit_srcdir,$(1)) -maxdepth 1 -name '*.c' ! -name main.c | LC_ALL=C sort)
+
+# $(call unit_link,VARIANT,FLAGS)
+define unit_link
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(2) -pthread $(call unit_defs,$(1)) \
+	    -I$(call unit_srcdir,$(1)) -Itests/unit -o $@ \
+	    $(UNIT_SRC) $(call unit_server_c,$(1)) $(UNIT_LDFLAGS) $(UNIT_LIBS)
+endef
+
+UNIT_DEPS = $(UNIT_SRC) $(UNIT_HDR) tests/unit/unit.mk
+
+build/tests/%/unit: $(UNIT_DEPS) build/%/server-min
+	$(call unit_link,$*,-O1 -g)
+
+build/tests-asan/%/unit: $(UNIT_DEPS) build/%/server-min
+	$(call unit_link,$*,$(ASAN_FLAGS))
+
+build/tests-tsan/%/unit: $(UNIT_DEPS) build/%/server-min
+	$(call unit_link,$*,$(TSAN_FLAGS))
+
+UNIT_BINS = $(foreach f,$(UNIT_FLAVOURS),$(foreach v,$(UNIT_VARIANTS),build/$(f)/$(v)/unit))
+
+.PHONY: unit-tests unit-check
+unit-tests: $(UNIT_BINS)
+
+# Runs every binary even after a failure, then fails if any did.
+# halt_on_error/exitcode make any sanitizer report fail the run.
+unit-check: $(UNIT_BINS)
+	@fail=0; for b in $(UNIT_BINS); do \
+	    echo "=== $$b"; \
+	    ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+	    $$b || { echo "=== FAILED: $$b (exit $$?)"; fail=1; }; \
+	done; exit $$fail
