@@ -23,7 +23,7 @@
 #include "threadpool.h"
 
 /* What an iteration over the list decides for one connection. */
-enum handler_verdict { HANDLER_KEEP, HANDLER_REMOVE };
+enum handler_verdict { HANDLER_KEEP, HANDLER_REMOVE, HANDLER_SCHEDULED };
 
 struct handler_thread {
     os_thread *thread;
@@ -227,9 +227,11 @@ struct handler_task {
 };
 
 /* TFPPooledConnectionHandler.ConnectionDone: drop a connection that may not
- * serve another request.  Under the list lock: the accept thread may have
- * re-scheduled it (busy again) between HandleRequest and this call, and
- * freeing it then would pull it from under the next task. */
+ * serve another request.  The task gives the connection back under the list
+ * lock, and CheckRequest skips a connection still owned by a task: upstream
+ * clears FBusy at the end of HandleRequest, so the accept thread could
+ * schedule it again before this runs, and two tasks would share (and one
+ * free) the same connection. */
 static void handler_pooled_connection_done(struct conn_handler *h,
                                            struct connection *c)
 {
@@ -237,7 +239,8 @@ static void handler_pooled_connection_done(struct conn_handler *h,
     size_t i;
 
     os_mutex_lock(h->lock);
-    if (!atomic_load(&c->busy) && !connection_allow_new_request(c))
+    c->in_pool_task = 0;
+    if (!connection_allow_new_request(c))
         for (i = 0; i < h->count; i++)
             if (h->items[i] == c) {
                 handler_list_remove_locked(h, i);
@@ -268,6 +271,7 @@ static int handler_pooled_schedule_request(struct conn_handler *h,
     struct handler_task *t = malloc(sizeof *t);
 
     atomic_store(&c->busy, 1);
+    c->in_pool_task = 1;
     if (t) {
         t->owner = h;
         t->connection = c;
@@ -278,6 +282,7 @@ static int handler_pooled_schedule_request(struct conn_handler *h,
     /* Could not queue: the connection is given up like a failed request. */
     atomic_store(&c->keep_alive, 0);
     atomic_store(&c->busy, 0);
+    c->in_pool_task = 0;
     return -1;
 }
 
@@ -290,15 +295,17 @@ static enum handler_verdict handler_pooled_check_request(struct conn_handler *h,
 {
     int timeout;
 
-    if (!atomic_load(&h->server->active) || !connection_allow_new_request(c))
+    if (c->in_pool_task || !atomic_load(&h->server->active) ||
+        !connection_allow_new_request(c))
         return HANDLER_KEEP;
     timeout = connection_keep_connection_timeout(c);
     if (timeout > 0 &&
         os_tick_ms() > atomic_load(&c->last_request_time) + (uint64_t)timeout)
         return HANDLER_REMOVE;
     if (!connection_is_upgraded(c) &&
-        socket_stream_can_read(connection_socket(c), 0))
-        handler_pooled_schedule_request(h, c);
+        socket_stream_can_read(connection_socket(c), 0) &&
+        handler_pooled_schedule_request(h, c) == 0)
+        return HANDLER_SCHEDULED;
     return HANDLER_KEEP;
 }
 
@@ -307,28 +314,30 @@ static enum handler_verdict handler_pooled_check_request(struct conn_handler *h,
 static void handler_pooled_handle_connection(struct conn_handler *h,
                                              struct connection *c)
 {
+    int rc;
+
     if (handler_list_add(h, c) != 0) {
         connection_free(c);
         return;
     }
-    /* A connection that could not be queued is not busy: drop it.  (Once
-     * queued, the task owns it: it may be gone already.) */
-    if (handler_pooled_schedule_request(h, c) != 0)
+    os_mutex_lock(h->lock);
+    rc = handler_pooled_schedule_request(h, c);
+    os_mutex_unlock(h->lock);
+    /* A connection that could not be queued is dropped.  (Once queued, the
+     * task owns it: it may be gone already.) */
+    if (rc != 0)
         handler_pooled_connection_done(h, c);
 }
 
 int handler_pooled_check_request_for_test(struct conn_handler *h,
                                           struct connection *c)
 {
-    int before = atomic_load(&c->busy);
     enum handler_verdict v;
 
     os_mutex_lock(h->lock);
     v = handler_pooled_check_request(h, c);
     os_mutex_unlock(h->lock);
-    if (v == HANDLER_REMOVE)
-        return -1;
-    return !before && atomic_load(&c->busy) ? 1 : 0;
+    return v == HANDLER_REMOVE ? -1 : v == HANDLER_SCHEDULED;
 }
 
 /* ---- polled ----------------------------------------------------------- */
