@@ -87,6 +87,21 @@ def fpc_rows() -> list[Row]:
     return out
 
 
+def syscall_expectations(row: Row) -> dict[str, list[int]]:
+    """What strace must show in the B3 run (5 requests on one connection):
+    sendto calls per response, and setsockopt(TCP_NODELAY) per connection."""
+    fixes = set(kit.FIXES) if row.variant == "all" else set(row.variant.split("+"))
+    sends = [1] if "coalesce-writes" in fixes else [2]
+    nodelay = [0]
+    if "--socket-handler" in row.flags:
+        nodelay = [1]
+    elif "--request-nodelay" in row.flags:
+        nodelay = [5]   # one per request
+    elif "--on-allow-connect" in row.flags and "forward-allow-connect" in fixes:
+        nodelay = [1]
+    return {"sendto/resp": sends, "nodelay/conn": nodelay}
+
+
 def criteria(row: Row, got: dict, stock: dict | None,
              by_name: dict[str, dict]) -> tuple[bool, str]:
     """Fixes its targets (alone, or with the row it needs), and regresses
@@ -191,6 +206,15 @@ def main() -> int:
             if w in got:
                 exp[w] = row.expect["B3"]
         mism = [k for k in exp if got[k].state != exp[k]]
+        b3 = got["B3"].data
+        if "sends_per_response" in b3:
+            for k, want in syscall_expectations(row).items():
+                have = b3["sends_per_response"] if k == "sendto/resp" \
+                    else b3["tcp_nodelay_per_connection"]
+                if have != want:
+                    mism.append(k)
+                    got[k] = kit.Verdict(str(have), f"strace shows {have}, expected {want}")
+                    exp[k] = str(want)
         if mism or not ok:
             failures += 1
         sends, nodelay, ratio = b3_columns(got["B3"])

@@ -100,7 +100,7 @@ def block_matrix(doc: dict) -> str:
         v = r["verdicts"]
         b3 = v["B3"]["data"]
         cells = [f"`{r['row']}`"] + [SHORT[v[d]["state"]] for d in DEFECTS]
-        cells += [SHORT[v[w]["state"]] for w in wire]
+        cells += [SHORT[v[w]["state"]] if w in v else "-" for w in wire]
         cells += [",".join(map(str, b3.get("sends_per_response", []))) or "-",
                   ",".join(map(str, b3.get("tcp_nodelay_per_connection", []))) or "-",
                   f"{b3['ratio_p50']:.1f}x" if b3.get("ratio_p50") is not None else "-",
@@ -245,7 +245,7 @@ set ylabel 'latency per request (ms, log scale)'
 set xtics ({tics}) rotate by 30 right
 set xrange [-0.5:{len(names) - 0.5}]
 set grid ytics
-set key top right
+set key below horizontal
 set title 'One socket, 30 sequential GET /ping (request 1 and 2..30) vs a fresh socket per request'
 plot '{data}' using ($1-0.15):($3==1?$2:1/0) with points pt 7 ps 1.2 title 'request 1', \\
      '' using ($1):($3==2?$2:1/0) with points pt 1 ps 1 title 'requests 2..30, same socket', \\
