@@ -82,6 +82,17 @@ build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_S
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c -lcunit -lpcap -lm
 
+# Bad input, load and faults (tests/hostile/README.md).
+build/hostile: tests/hostile/hostile.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ tests/hostile/hostile.c
+
+# libFuzzer over the request reader: `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`.
+FUZZ_SECONDS ?= 60
+FUZZ_VARIANT ?= stock
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_VARIANT)
+
 # Debian packages the kit needs; installed when root, named otherwise.
 deps:
 	@scripts/require-packages.sh
@@ -91,7 +102,7 @@ repro: deps all
 	@python3 repro/matrix.py; m=$$?; python3 repro/clients.py; c=$$?; \
 	 if [ $$m -ne 0 ] || [ $$c -ne 0 ]; then echo "make repro: some verdicts were not as expected"; exit 1; fi
 
-test: deps all sanitizers
+test: deps all sanitizers build/hostile build/test-capture-parsers unit-tests
 	-$(MAKE) --no-print-directory fpc
 	tests/run.sh
 

@@ -240,13 +240,22 @@ struct os_cond {
 os_thread *os_thread_start(char *err, void *(*fn)(void *), void *arg)
 {
     os_thread *t = malloc(sizeof *t);
+    sigset_t stop, old;
     int rc;
 
     if (!t) {
         os_set_error(err, "pthread_create: out of memory");
         return NULL;
     }
+    /* A new thread inherits the creator's mask: block the stop signals
+     * across pthread_create so that no worker can ever take SIGTERM meant
+     * for the accepting thread, not even before its first instruction. */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
     rc = pthread_create(&t->tid, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         os_set_error(err, "pthread_create: %s", strerror(rc));
         free(t);
@@ -343,13 +352,27 @@ void os_cond_broadcast(os_cond *c)
 
 /* ---- signals ---------------------------------------------------------- */
 
-/* Lock-free atomic: written by the handler, read by every thread. */
+/* Lock-free atomics: written by the handler, read by every thread. */
 static atomic_int os_stop_flag;
+static atomic_int os_wake_fd = -1;
 
+/* The flag alone can be missed: a signal handled after the accept loop
+ * checked it and before accept() blocked would leave the loop asleep until
+ * the next client.  Shutting the listening socket down (async-signal-safe)
+ * makes that accept() return at once, whenever the signal lands. */
 static void os_on_stop_signal(int sig)
 {
+    int fd = atomic_load(&os_wake_fd);
+
     (void)sig;
-    os_stop_flag = 1;
+    atomic_store(&os_stop_flag, 1);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+}
+
+void os_set_stop_wake_fd(int fd)
+{
+    atomic_store(&os_wake_fd, fd);
 }
 
 void os_install_stop_signals(void)
@@ -373,7 +396,11 @@ int os_stop_requested(void)
 
 void os_request_stop(void)
 {
-    os_stop_flag = 1;
+    int fd = atomic_load(&os_wake_fd);
+
+    atomic_store(&os_stop_flag, 1);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
 }
 
 void os_block_stop_signals(void)

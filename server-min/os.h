@@ -102,6 +102,8 @@ void os_cond_broadcast(os_cond *c);
 void os_install_stop_signals(void);
 int os_stop_requested(void);
 void os_request_stop(void);
+/* The listening socket a stop must wake (shut down); -1 for none. */
+void os_set_stop_wake_fd(int fd);
 /* Called by every thread other than the accepting one. */
 void os_block_stop_signals(void);
 

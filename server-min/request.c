@@ -52,7 +52,18 @@ int request_set_start_line(struct http_request *r,
 
     r->method = request_dup(method, method_len);
     r->url = request_dup(url, url_len);
-    r->path_info = request_dup(url, path_len);
+    /* PathInfo: a path without its leading slash gets one; "/" alone
+     * becomes empty. */
+    if (path_len > 1 && url[0] != '/') {
+        r->path_info = malloc(path_len + 2);
+        if (r->path_info) {
+            r->path_info[0] = '/';
+            memcpy(r->path_info + 1, url, path_len);
+            r->path_info[path_len + 1] = '\0';
+        }
+    } else {
+        r->path_info = request_dup(url, path_len == 1 && url[0] == '/' ? 0 : path_len);
+    }
     r->query = q ? request_dup(q + 1, url_len - path_len - 1)
                  : request_dup("", 0);
     r->protocol_version = request_dup(version, version_len);

@@ -14,7 +14,8 @@ struct request_header {
 struct http_request {
     char *method;
     char *url;
-    char *path_info;        /* URL without query, as ParseStartLine sets it */
+    char *path_info;        /* URL without query, as ParseStartLine sets it:
+                               a leading '/' added when missing, "/" -> "" */
     char *query;            /* after '?', or "" */
     char *protocol_version; /* "1.1", "1.0" or "" */
     struct request_header *headers;

@@ -94,7 +94,10 @@ int socket_server_listen(struct socket_server *srv, const char *address,
     srv->fd = os_tcp_listen(err, address, port,
                             srv->queue_size > 0 ? srv->queue_size : 5,
                             &srv->port);
-    return srv->fd < 0 ? -1 : 0;
+    if (srv->fd < 0)
+        return -1;
+    os_set_stop_wake_fd(srv->fd);
+    return 0;
 }
 
 /* RunIdleLoop: wait AcceptIdleTimeout for a connection; each time none came,
@@ -196,7 +199,9 @@ void socket_server_stop_accepting(struct socket_server *srv)
 
 void socket_server_close(struct socket_server *srv)
 {
-    if (srv->fd >= 0)
+    if (srv->fd >= 0) {
+        os_set_stop_wake_fd(-1); /* before the number can be reused */
         os_close(srv->fd);
+    }
     srv->fd = -1;
 }

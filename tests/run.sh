@@ -102,8 +102,24 @@ PY
     return $rc
 }
 
-step_hostile() { tests/hostile/run.sh; }
-step_fuzz() { tests/fuzz/run.sh "${FUZZ_SECONDS:-20}"; }
+step_hostile() {
+    local rc=0
+    tests/hostile/run.sh || rc=1
+    tests/hostile/run.sh --asan stock all || rc=1
+    tests/hostile/run.sh --tsan stock all || rc=1
+    tests/hostile/run.sh --valgrind stock || rc=1
+    return $rc
+}
+step_fuzz() {
+    local v
+    for v in stock all; do
+        if tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" "$v"; then
+            echo "TEST: fuzz $v [ OK ]"
+        else
+            echo "TEST: fuzz $v [FAIL] see results/fuzz/$v/"
+        fi
+    done
+}
 step_clients() { python3 repro/clients.py --out results/test-matrix/clients; }
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
 
