@@ -179,14 +179,17 @@ def ladder_excerpt(name: str, response: int) -> str:
     return f"(response {response} not in {path.relative_to(TOP)})"
 
 
-def strace_excerpt(name: str, pattern: str, count: int) -> str:
+def strace_excerpt(name: str, pattern: str, count: int, from_start: bool = False) -> str:
     path = REF / name / "server.strace"
     if not path.exists():
         return f"(no reference strace {path.relative_to(TOP)})"
     lines = [ln for ln in path.read_text().splitlines() if re.search(pattern, ln)]
     # From the second response on (the first rides on a quick ACK).
-    start = len(lines) // 3 if len(lines) > 2 * count else 0
-    picked = [re.sub(r"^\d+ ", "", ln)[:160] for ln in lines[start:start + count]]
+    start = 0 if from_start or len(lines) <= 2 * count else len(lines) // 3
+    def shorten(ln: str) -> str:
+        ln = re.sub(r"^\d+ ", "", ln)
+        return ln if len(ln) <= 170 else ln[:120] + " ... " + ln[-45:]
+    picked = [shorten(ln) for ln in lines[start:start + count]]
     return "```\n" + "\n".join(picked) + "\n```"
 
 
@@ -285,7 +288,7 @@ def generate(matrix: Path) -> int:
         "ladder-coalesce": ladder_excerpt("coalesce-writes", 2),
         "ladder-nodelay": ladder_excerpt("socket-handler-nodelay", 2),
         "strace-b3": strace_excerpt("stock-b3", r"sendto|select\(", 6),
-        "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6),
+        "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6, True),
         "mitigations": block_mitigations(doc),
         "versions": block_versions(doc),
         "clients": block_clients(clients),
