@@ -64,7 +64,7 @@ build-asan/probe: $(PROBE_SRC) $(PROBE_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) -lm
 
-sanitizers: $(foreach v,stock all,build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
+sanitizers: $(foreach v,$(VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
 
 build/probe: $(PROBE_SRC) $(PROBE_HDR)
 	@mkdir -p $(@D)

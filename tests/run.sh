@@ -47,16 +47,22 @@ run_step() {
     fi
 }
 
-# A CUnit binary: its own summary, turned into one TEST line.
+# A CUnit binary (verbose basic mode): its output, then one TEST line per
+# CUnit test, and a FAIL line if the binary itself did not finish cleanly.
 cunit() {
     local name=$1 bin=$2 out rc
     out=$(timeout 600 "$bin" 2>&1)
     rc=$?
     echo "$out"
-    if ((rc == 0)) && grep -q '^ *tests ' <<< "$out"; then
-        echo "TEST: $name $(grep '^ *asserts ' <<< "$out" | awk '{print $3" asserts"}') [ OK ]"
-    else
-        echo "TEST: $name [FAIL] exit $rc"
+    awk -v n="$name" '
+        /^Suite: / { suite = $2 }
+        /^  Test: / {
+            t = $2
+            if ($0 ~ /\.\.\.passed/) print "TEST: " n " " suite "/" t " [ OK ]"
+            else print "TEST: " n " " suite "/" t " [FAIL]"
+        }' <<< "$out"
+    if ((rc != 0)) || ! grep -q '^ *tests ' <<< "$out"; then
+        echo "TEST: $name [FAIL] exit $rc (no CUnit summary, or failures)"
     fi
 }
 
