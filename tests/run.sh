@@ -2,6 +2,7 @@
 # tests/run.sh - `make test`: the whole regression suite.
 #
 # Steps, each printing selftests-style 'TEST: name [ OK ]' / '[FAIL]' lines:
+#   patches       each patch applies alone, the series in order, DEP-3 headers
 #   unit          CUnit suites of every server-min module, built against every
 #                 variant (plain), and stock/all under ASan+UBSan and TSan
 #   analysers     capture analysers on the committed reference captures
@@ -64,6 +65,35 @@ cunit() {
     if ((rc != 0)) || ! grep -q '^ *tests ' <<< "$out"; then
         echo "TEST: $name [FAIL] exit $rc (no CUnit summary, or failures)"
     fi
+}
+
+# Each patch applies alone to a pristine tree and the series applies in
+# order (what `make` relies on), and each carries its DEP-3 header.
+step_patches() {
+    local tmp p f ok
+    tmp=$(mktemp -d)
+    while read -r p; do
+        [[ -z $p || $p == \#* ]] && continue
+        rm -rf "$tmp/alone" && mkdir -p "$tmp/alone" && cp -r server-min "$tmp/alone/"
+        if patch -d "$tmp/alone" -p1 -s --dry-run < "patches/$p" > /dev/null 2>&1; then
+            echo "TEST: patch $p applies alone [ OK ]"
+        else
+            echo "TEST: patch $p applies alone [FAIL]"
+        fi
+        ok=1
+        for f in Description Upstream-Routine Bug Forwarded Last-Update; do
+            grep -q "^$f: " "patches/$p" || { ok=0; echo "TEST: patch $p header $f [FAIL] missing"; }
+        done
+        ((ok)) && echo "TEST: patch $p DEP-3 header [ OK ]"
+    done < patches/series
+    rm -rf "$tmp/series" && mkdir -p "$tmp/series" && cp -r server-min "$tmp/series/"
+    ok=1
+    while read -r p; do
+        [[ -z $p || $p == \#* ]] && continue
+        patch -d "$tmp/series" -p1 -s --no-backup-if-mismatch < "patches/$p" > /dev/null 2>&1 || ok=0
+    done < patches/series
+    if ((ok)); then echo "TEST: patch series applies in order [ OK ]"; else echo "TEST: patch series applies in order [FAIL]"; fi
+    rm -rf "$tmp"
 }
 
 step_unit() {
@@ -129,7 +159,7 @@ step_fuzz() {
 step_clients() { python3 repro/clients.py --out results/test-matrix/clients; }
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
 
-steps=(unit analysers integration matrix clients hostile fuzz report)
+steps=(patches unit analysers integration matrix clients hostile fuzz report)
 ((${#@})) && steps=("$@")
 for s in "${steps[@]}"; do
     run_step "$s" "step_$s"
