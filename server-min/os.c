@@ -195,16 +195,6 @@ void os_close(int fd)
     close(fd);
 }
 
-int os_local_port(int fd)
-{
-    struct sockaddr_in sa;
-    socklen_t len = sizeof sa;
-
-    if (getsockname(fd, (struct sockaddr *)&sa, &len) == -1)
-        return -1;
-    return ntohs(sa.sin_port);
-}
-
 uint64_t os_tick_ms(void)
 {
     struct timespec ts;

@@ -60,9 +60,6 @@ void os_shutdown(int fd);
 
 void os_close(int fd);
 
-/* Local port of a connected or listening socket (for logs), or -1. */
-int os_local_port(int fd);
-
 /* ---- time ------------------------------------------------------------- */
 
 /* GetTickCount64: a monotonic millisecond clock. */
