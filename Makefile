@@ -12,22 +12,17 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -pthread
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN_FLAGS = -O1 -g -fsanitize=thread
 
-FIXES    = forward-allow-connect buffer-aware-pending coalesce-writes \
-           announce-close keep-surplus-bytes pool-idle-fallback
-VARIANTS = stock $(FIXES) all
-# Pairs the matrix uses to show an interaction between two fixes.
-PAIRS    = keep-surplus-bytes+buffer-aware-pending
+# Which fixes exist, and which pairs show an interaction, is read from the
+# patches themselves (patches/series and each patch's Needs: header).
+FIXES    := $(shell python3 repro/patchset.py names)
+VARIANTS := stock $(FIXES) all
+PAIRS    := $(shell python3 repro/patchset.py pairs)
 SERVER_SRC = $(wildcard server-min/*.c server-min/*.h)
 PATCHES    = patches/series $(wildcard patches/*.patch)
 
-PROBE_SRC  = $(wildcard repro/probe*.c)
-PROBE_HDR  = $(wildcard repro/probe*.h)
-PCAP_SRC   = $(wildcard captures/pcap_*.c)
-STRACE_SRC = $(wildcard captures/strace_*.c)
-CAP_HDR    = $(wildcard captures/*.h)
+include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
-TOOLS   = build/probe build/pcap-analyse build/strace-analyse
 
 .PHONY: all servers tools sanitizers repro test deps clean report fuzz fpc
 .DELETE_ON_ERROR:
@@ -60,38 +55,7 @@ build-tsan/stock/server-min: $(SERVER_SRC)
 build-tsan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build-tsan/$*
 	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
-build-asan/probe: $(PROBE_SRC) $(PROBE_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) -lm
-
 sanitizers: $(foreach v,$(VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
-
-build/probe: $(PROBE_SRC) $(PROBE_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) -lm
-
-build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) -lpcap -lm
-
-build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
-
-build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR)
-	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c -lcunit -lpcap -lm
-
-# Bad input, load and faults (tests/hostile/README.md).
-build/hostile: tests/hostile/hostile.c
-	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ tests/hostile/hostile.c
-
-# libFuzzer over the request reader: `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`.
-FUZZ_SECONDS ?= 60
-FUZZ_VARIANT ?= stock
-fuzz:
-	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_VARIANT)
 
 # Debian packages the kit needs; installed when root, named otherwise.
 deps:
@@ -124,3 +88,7 @@ clean:
 	rm -rf build build-asan build-tsan results
 
 include tests/unit/unit.mk
+include tests/hostile/hostile.mk
+-include dispatch/dispatch.mk
+-include mk/fpc.mk
+-include mk/win64.mk

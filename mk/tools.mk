@@ -1,0 +1,36 @@
+# mk/tools.mk - the kit's C tools: the probe and the capture analysers.
+# Included by the top-level Makefile (flags are defined there, once).
+
+PROBE_SRC  = $(wildcard repro/probe*.c)
+PROBE_HDR  = $(wildcard repro/probe*.h)
+PCAP_SRC   = $(wildcard captures/pcap_*.c)
+STRACE_SRC = $(wildcard captures/strace_*.c)
+CAP_HDR    = $(wildcard captures/*.h)
+
+TOOLS   = build/probe build/pcap-analyse build/strace-analyse
+
+build/probe: $(PROBE_SRC) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) -lm
+
+build-asan/probe: $(PROBE_SRC) $(PROBE_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) -lm
+
+build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) -lpcap -lm
+
+build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
+
+build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c -lcunit -lpcap -lm
+
+# libFuzzer over the request reader: `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`.
+FUZZ_SECONDS ?= 60
+FUZZ_VARIANT ?= stock
+fuzz:
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_VARIANT)

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""patchset.py - the one place that says which patch fixes which defect.
+
+Every fact comes from the patches themselves: `patches/series` gives the
+names and their order, each patch's DEP-3 header gives `Defect:` (the defect
+it fixes) and optionally `Needs:` (another patch without which its defect
+stays visible: an interaction the matrix shows as a pair row).  The Pascal
+series in `patches/fpc/` uses the same names; `defects()` reads the C series.
+
+Used by the Makefile, the kit, the matrix, the unit and hostile tests and the
+report.  CLI (for make and shell):
+    patchset.py names            fixes in series order
+    patchset.py variants         stock, each fix, all
+    patchset.py pairs            FIX+NEEDED for every Needs: header
+    patchset.py defects          B1 B2 ... (every defect some patch fixes)
+    patchset.py defect NAME      the defect NAME fixes
+    patchset.py fixed VARIANT    the defects VARIANT fixes (variant may be
+                                 stock, all, a fix, or FIX+FIX)
+    patchset.py json             everything, as JSON
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+SERIES_DIRS = {"c": TOP / "patches", "fpc": TOP / "patches" / "fpc"}
+
+
+@dataclass(frozen=True)
+class Patch:
+    name: str          # series name without .patch: the variant name
+    path: Path
+    defect: str        # "B5"
+    needs: str | None  # a fix without which `defect` stays visible
+    routine: str       # the upstream routine(s) it changes
+    headers: dict
+
+
+def read_headers(path: Path) -> dict[str, str]:
+    """DEP-3 fields of a patch: 'Field: value' lines (continuations folded)
+    before the diff.  For git format-patch files the fields sit in the body
+    after the Subject."""
+    fields: dict[str, str] = {}
+    last = None
+    for line in path.read_text(errors="replace").splitlines():
+        if line.startswith(("---", "diff --git", "Index: ")):
+            break
+        m = re.match(r"^([A-Za-z][A-Za-z0-9-]*): ?(.*)$", line)
+        if m:
+            last = m.group(1)
+            fields[last] = m.group(2)
+        elif line.startswith(" ") and last:
+            fields[last] += "\n" + line[1:]
+        else:
+            last = None
+    return fields
+
+
+def series(kind: str = "c") -> list[str]:
+    d = SERIES_DIRS[kind]
+    names = []
+    for line in (d / "series").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(line[:-len(".patch")] if line.endswith(".patch") else line)
+    return names
+
+
+def patches(kind: str = "c") -> list[Patch]:
+    out = []
+    for name in series(kind):
+        path = SERIES_DIRS[kind] / f"{name}.patch"
+        h = read_headers(path)
+        m = re.match(r"(B\d+)\b", h.get("Defect", ""))
+        if not m:
+            raise SystemExit(f"{path}: no 'Defect: B<n>' header")
+        needs = (h.get("Needs") or "").strip() or None
+        out.append(Patch(name, path, m.group(1), needs,
+                         h.get("Upstream-Routine", ""), h))
+    return out
+
+
+def by_name(kind: str = "c") -> dict[str, Patch]:
+    return {p.name: p for p in patches(kind)}
+
+
+def fixes(kind: str = "c") -> list[str]:
+    return [p.name for p in patches(kind)]
+
+
+def variants(kind: str = "c") -> list[str]:
+    return ["stock"] + fixes(kind) + ["all"]
+
+
+def pairs(kind: str = "c") -> list[str]:
+    return [f"{p.name}+{p.needs}" for p in patches(kind) if p.needs]
+
+
+def defects(kind: str = "c") -> list[str]:
+    ds = {p.defect for p in patches(kind)}
+    return sorted(ds, key=lambda d: int(d[1:]))
+
+
+def fixed_by(variant: str, kind: str = "c") -> list[str]:
+    """Defects a variant fixes, counting interactions: a fix whose Needs:
+    is absent from the variant does not fix its defect."""
+    table = by_name(kind)
+    if variant == "stock":
+        return []
+    names = list(table) if variant == "all" else variant.split("+")
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise KeyError(f"unknown patch {unknown[0]!r}")
+    out = [table[n].defect for n in names
+           if not table[n].needs or table[n].needs in names]
+    return sorted(set(out), key=lambda d: int(d[1:]))
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, args = argv[0], argv[1:]
+    if cmd == "names":
+        print(" ".join(fixes()))
+    elif cmd == "variants":
+        print(" ".join(variants()))
+    elif cmd == "pairs":
+        print(" ".join(pairs()))
+    elif cmd == "defects":
+        print(" ".join(defects()))
+    elif cmd == "defect" and len(args) == 1:
+        print(by_name()[args[0]].defect)
+    elif cmd == "fixed" and len(args) == 1:
+        print(" ".join(fixed_by(args[0])))
+    elif cmd == "json":
+        print(json.dumps([{"name": p.name, "defect": p.defect, "needs": p.needs,
+                           "routine": p.routine} for p in patches()], indent=1))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+# shellcheck shell=bash
+# scripts/lib.sh - the kit's one shell library, sourced by every script.
+#
+# Conventions (kselftest style):
+#   exit 0 = pass, 1 = fail, 4 = skip (a missing optional tool or privilege);
+#   one line per check: 'TEST: <name> [ OK ]', '[FAIL] <why>', '[SKIP] <why>'.
+# Every process, namespace or folder a script creates is recorded and removed
+# by kit_cleanup (install it with: trap kit_cleanup EXIT, before any set-up).
+
+KSFT_PASS=0 KSFT_FAIL=1 KSFT_SKIP=4
+KIT_PIDS=()          # PIDs we started, stopped in reverse order
+KIT_TMPS=()          # temp folders we created
+
+kit_name=${kit_name:-$(basename "$0" .sh)}
+
+die()  { echo "$kit_name: $*" >&2; exit 1; }
+note() { echo "$kit_name: $*" >&2; }
+
+test_ok()   { echo "TEST: $1 [ OK ]${2:+ $2}"; }
+test_fail() { echo "TEST: $1 [FAIL]${2:+ $2}"; }
+test_skip() { echo "TEST: $1 [SKIP]${2:+ $2}"; }
+
+# require_command CMD PACKAGE [TESTNAME]: a missing tool is a skip (exit 4)
+# naming the Debian package, never a failure and never a silent pass.
+require_command() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    test_skip "${3:-$kit_name}" "missing command '$1' (Debian package: $2)"
+    exit $KSFT_SKIP
+}
+
+# require_root [TESTNAME]: the step needs root (tcpdump, ip netns): skip.
+require_root() {
+    [ "$(id -u)" -eq 0 ] && return 0
+    test_skip "${1:-$kit_name}" "needs root (tcpdump, ip netns)"
+    exit $KSFT_SKIP
+}
+
+# kit_mktemp: a temp folder removed by kit_cleanup; prints its path.
+kit_mktemp() {
+    local d
+    d=$(mktemp -d "${TMPDIR:-/tmp}/kit.XXXXXX") || die "mktemp failed"
+    KIT_TMPS+=("$d")
+    echo "$d"
+}
+
+# stop_pid PID [SIGNAL]: signal one PID we started and wait for it (polled,
+# bounded: 5 s, then KILL and say so).
+stop_pid() {
+    local pid=$1 sig=${2:-TERM} i
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    kill -s "$sig" "$pid" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        note "PID $pid ignored SIG$sig for 5 s; sending KILL"
+        kill -s KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+kit_cleanup() {
+    local i
+    for ((i = ${#KIT_PIDS[@]} - 1; i >= 0; i--)); do
+        stop_pid "${KIT_PIDS[$i]}" TERM
+    done
+    KIT_PIDS=()
+    for i in "${KIT_TMPS[@]}"; do
+        [ -n "$i" ] && [ -d "$i" ] && rm -rf -- "$i"
+    done
+    KIT_TMPS=()
+}
+
+rand_hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
+
+# wait_for_line FILE REGEX PID [TRIES]: poll FILE until a line matches, while
+# PID lives (TRIES x 50 ms, default 200).
+wait_for_line() {
+    local file=$1 re=$2 pid=$3 n=${4:-200} i
+    for ((i = 0; i < n; i++)); do
+        grep -Eq "$re" "$file" 2>/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
