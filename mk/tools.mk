@@ -1,6 +1,10 @@
 # mk/tools.mk - the kit's C tools: the probe and the capture analysers.
 # Included by the top-level Makefile (flags are defined there, once).
 
+# common/: C shared by several programs (response reader, TCP client, die).
+COMMON_SRC = $(wildcard common/*.c)
+COMMON_HDR = $(wildcard common/*.h)
+
 PROBE_SRC  = $(wildcard repro/probe*.c)
 PROBE_HDR  = $(wildcard repro/probe*.h)
 PCAP_SRC   = $(wildcard captures/pcap_*.c)
@@ -24,6 +28,10 @@ build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR)
 build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
+
+build/test-common: common/tests/test_common.c $(COMMON_SRC) $(COMMON_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c $(COMMON_SRC) -lcunit
 
 build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR)
 	@mkdir -p $(@D)
