@@ -70,15 +70,6 @@ test: deps all sanitizers build/hostile build/test-capture-parsers unit-tests
 	-$(MAKE) --no-print-directory fpc
 	tests/run.sh
 
-# The real TFPHttpServer (repro/fpc/fpserver.lpr) built with $(FPC): Debian's
-# 3.2.2 by default, or `make fpc FPC=/path/to/trunk/fpc`.
-FPC ?= fpc
-FPC_VERSION := $(shell $(FPC) -iV 2>/dev/null)
-FPC_SERVER = build/fpc-$(FPC_VERSION)/fpserver
-fpc: $(FPC_SERVER)
-$(FPC_SERVER): repro/fpc/fpserver.lpr repro/fpc/build.sh
-	repro/fpc/build.sh $(FPC)
-
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.
 report:

@@ -1,18 +1,76 @@
-#!/bin/sh
-# Build repro/fpc/fpserver.lpr with a given Free Pascal compiler.
-# usage: repro/fpc/build.sh [FPC]        (default: fpc on PATH)
-# Output: build/fpc-<version>/fpserver  (relative to the repository root);
-# prints the compiler version and the binary path on stdout.
-set -eu
-FPC_BIN=${1:-${FPC:-fpc}}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-if ! command -v "$FPC_BIN" >/dev/null 2>&1; then
-    echo "build.sh: Free Pascal compiler '$FPC_BIN' not found (Debian: apt-get install fpc)" >&2
-    exit 4
+#!/usr/bin/env bash
+# repro/fpc/build.sh - build the real TFPHttpServer program (fpserver.lpr).
+#
+# usage: repro/fpc/build.sh [--fpc FPC] [--set SET] [--out DIR]
+#   --fpc FPC  the compiler: Debian's fpc (default), or the trunk wrapper
+#              build/fpc-trunk/bin/fpc (scripts/fpc-trunk.sh), or any
+#              compiler whose fcl-web sources it can read
+#   --set SET  the Pascal patch set compiled into fphttpserver: stock (no
+#              patch, the default), a patch name from patches/fpc/series, two
+#              names joined by '+', or all (the whole series in order)
+#   --out DIR  where the program goes (default build/fpc-<version>);
+#              build/real-trunk/<SET> is what the Makefile uses for trunk
+# A patch set other than stock needs a compiler that reads fcl-web from
+# source (the trunk wrapper): the patched copies of the upstream files are
+# put in DIR/overlay and searched before the tree's own.
+# Prints the compiler version and the program path on stdout.
+set -euo pipefail
+kit_name=fpc-build
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$top/scripts/lib.sh"
+
+fpc=${FPC:-fpc} set=stock out=""
+while (($#)); do
+    case $1 in
+    --fpc) fpc=$2; shift 2 ;;
+    --set) set=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
+       die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+require_command "$fpc" fpc
+version=$("$fpc" -iV)
+target=$("$fpc" -iTP)-$("$fpc" -iTO)
+out=${out:-$top/build/fpc-$version}
+mkdir -p "$out/units"
+
+# The patches of SET, in series order.
+series=$top/patches/fpc/series
+patches=()
+if [[ $set != stock ]]; then
+    [[ -f $series ]] || die "no Pascal series ($series)"
+    mapfile -t names < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
+    want=" ${set//+/ } "
+    for n in "${names[@]}"; do
+        n=${n%.patch}
+        if [[ $set == all || $want == *" $n "* ]]; then patches+=("$top/patches/fpc/$n.patch"); want=${want/ $n / }; fi
+    done
+    [[ $set == all || -z ${want// /} ]] || die "not in $series:${want}"
 fi
-VERSION=$("$FPC_BIN" -iV)
-OUT="$ROOT/build/fpc-$VERSION"
-mkdir -p "$OUT/units"
-echo "fpc $VERSION ($("$FPC_BIN" -iTP)-$("$FPC_BIN" -iTO))"
-"$FPC_BIN" -O2 -vew -l- -FE"$OUT" -FU"$OUT/units" "$ROOT/repro/fpc/fpserver.lpr" >&2
-echo "$OUT/fpserver"
+
+# Overlay: fresh copies of every upstream file a patch touches, patched.
+flags=()
+rm -rf "$out/overlay"
+if ((${#patches[@]})); then
+    srcroot=$(dirname "$(dirname "$(command -v "$fpc")")")/src   # build/fpc-trunk/src
+    [[ -d $srcroot/packages ]] || die "--set $set needs the trunk wrapper (no source tree next to $fpc)"
+    for p in "${patches[@]}"; do
+        while read -r f; do
+            [[ -f $out/overlay/$f ]] && continue
+            mkdir -p "$out/overlay/$(dirname "$f")"
+            cp "$srcroot/$f" "$out/overlay/$f"
+            flags+=("-Fu$out/overlay/$(dirname "$f")" "-Fi$out/overlay/$(dirname "$f")")
+        done < <(sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$p")
+        patch -s -p1 -d "$out/overlay" --no-backup-if-mismatch < "$p" \
+            || die "$(basename "$p") does not apply on top of the set so far"
+    done
+fi
+echo "fpc $version ($target) set=$set"
+"$fpc" -O2 -vew -l- "${flags[@]}" -FE"$out" -FU"$out/units" "$top/repro/fpc/fpserver.lpr" >&2
+for exe in "$out/fpserver" "$out/fpserver.exe"; do
+    [[ -f $exe ]] && { echo "$exe"; exit 0; }
+done
+die "no program in $out"
