@@ -577,11 +577,12 @@ static void test_b5_post_then_get(void)
     unit_read_response(u.peer, &resp);
     ASSERT_MEM(resp.body, resp.body_len, "hello");
     ASSERT_INT(unit_recv_calls(), 1);
-    /* B5: the body read empties FBuffer on stock, the GET goes with it. */
-    ASSERT_INT(connection_buffered(u.c), KIT_FIXED_B5 ? strlen(get) : 0);
+    /* B5: the body read empties FBuffer on stock; keep-surplus-bytes keeps
+     * the GET there (alone it is never served: B5 stays unfixed). */
+    ASSERT_INT(connection_buffered(u.c), KIT_PATCHED_B5 ? strlen(get) : 0);
     /* Only with both B2 and B5 fixed is the GET ever found again. */
-    ASSERT_INT(connection_request_pending(u.c), KIT_FIXED_B2 && KIT_FIXED_B5);
-    if (KIT_FIXED_B2 && KIT_FIXED_B5) {
+    ASSERT_INT(connection_request_pending(u.c), KIT_FIXED_B5);
+    if (KIT_FIXED_B5) {
         connection_handle_request(u.c);
         unit_read_response(u.peer, &resp);
         ASSERT_MEM(resp.body, resp.body_len, "pong");

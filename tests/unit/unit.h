@@ -2,8 +2,8 @@
  *
  * The suites are compiled against one server variant's source tree
  * (server-min/ for stock, build/<variant>/src/server-min otherwise) with
- * KIT_FIXED_B1..KIT_FIXED_B6 telling which of the defects that tree fixes
- * (tests/unit/unit.mk sets them from the variant name).
+ * KIT_FIXED_Bn and KIT_PATCHED_Bn telling which defects that tree fixes
+ * (tests/unit/unit.mk derives them from the patches).
  *
  * Three link-time interpositions (-Wl,--wrap=..., see unit.mk) let the tests
  * observe server-min without touching it:
@@ -25,10 +25,14 @@
 
 #include <CUnit/CUnit.h>
 
+/* KIT_FIXED_Bn: the variant fixes Bn (interactions counted: a fix whose
+ * Needs: patch is absent fixes nothing); KIT_PATCHED_Bn: the variant carries
+ * the patch for Bn.  Both come from repro/patchset.py via unit.mk. */
 #if !defined(KIT_FIXED_B1) || !defined(KIT_FIXED_B2) || \
     !defined(KIT_FIXED_B3) || !defined(KIT_FIXED_B4) || \
-    !defined(KIT_FIXED_B5) || !defined(KIT_FIXED_B6)
-#error "build the unit tests through tests/unit/unit.mk: KIT_FIXED_B1..B6 must be set"
+    !defined(KIT_FIXED_B5) || !defined(KIT_FIXED_B6) || \
+    !defined(KIT_PATCHED_B5)
+#error "build the unit tests through tests/unit/unit.mk: KIT_FIXED_Bn must be set"
 #endif
 
 struct httpserver;

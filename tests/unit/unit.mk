@@ -10,7 +10,8 @@
 # main.c: server-min/ itself for stock, otherwise the patched copy that
 # scripts/build-variant.sh leaves in build/<variant>/src/server-min (made by
 # the rule for build/<variant>/server-min, hence that prerequisite).
-# KIT_FIXED_B1..B6 tell the tests which defects the variant fixes.
+# KIT_FIXED_Bn / KIT_PATCHED_Bn tell the tests which defects the variant
+# fixes and which patches it carries (derived from the patches, below).
 #
 #   make unit-tests    build all three flavours for every variant
 #   make unit-check    build and run them all; fails if any test fails
@@ -22,19 +23,29 @@ UNIT_HDR := $(wildcard tests/unit/*.h)
 UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line
 UNIT_LIBS := -lcunit
 
-UNIT_VARIANTS ?= $(if $(VARIANTS),$(VARIANTS),stock forward-allow-connect \
-    buffer-aware-pending coalesce-writes announce-close keep-surplus-bytes \
-    pool-idle-fallback all)
+# Variants, and what each fixes, come from the patches (repro/patchset.py):
+# one source of truth, nothing listed here.
+UNIT_VARIANTS ?= $(if $(VARIANTS),$(VARIANTS),$(shell python3 repro/patchset.py variants))
 UNIT_FLAVOURS ?= tests tests-asan tests-tsan
 
-# $(call unit_fixed,VARIANT,FIX-VARIANT): 1 when VARIANT carries that fix.
-unit_fixed = $(if $(filter $(2) all,$(1)),1,0)
-unit_defs = -DKIT_FIXED_B1=$(call unit_fixed,$(1),forward-allow-connect) \
-            -DKIT_FIXED_B2=$(call unit_fixed,$(1),buffer-aware-pending) \
-            -DKIT_FIXED_B3=$(call unit_fixed,$(1),coalesce-writes) \
-            -DKIT_FIXED_B4=$(call unit_fixed,$(1),announce-close) \
-            -DKIT_FIXED_B5=$(call unit_fixed,$(1),keep-surplus-bytes) \
-            -DKIT_FIXED_B6=$(call unit_fixed,$(1),pool-idle-fallback)
+# Every defect some patch fixes (B1 B2 ...), and NAME=Bn for each patch.
+UNIT_DEFECTS := $(shell python3 repro/patchset.py defects)
+UNIT_PATCH_DEFECT := $(shell for n in $$(python3 repro/patchset.py names); do \
+    echo "$$n=$$(python3 repro/patchset.py defect $$n)"; done)
+# $(call unit_patches,VARIANT): the patch names a variant carries.
+unit_patches = $(if $(filter stock,$(1)),,$(if $(filter all,$(1)),$(shell python3 repro/patchset.py names),$(subst +, ,$(1))))
+# $(call unit_patched,VARIANT): the defects whose patch the variant carries
+# (KIT_PATCHED_Bn: the patch's own change is there, whether or not the
+# defect is fixed; keep-surplus-bytes alone keeps the bytes but fixes
+# nothing).
+unit_patched = $(foreach p,$(call unit_patches,$(1)),$(patsubst $(p)=%,%,$(filter $(p)=%,$(UNIT_PATCH_DEFECT))))
+# KIT_FIXED_Bn: the defect is fixed in the variant, interactions counted
+# (patchset.py fixed); read when the recipe runs.
+unit_defs = $(foreach d,$(UNIT_DEFECTS),-DKIT_PATCHED_$(d)=$(if $(filter $(d),$(call unit_patched,$(1))),1,0)) \
+            $$(fixed=" $$(python3 repro/patchset.py fixed $(1)) "; \
+               for d in $(UNIT_DEFECTS); do \
+                 case $$fixed in (*" $$d "*) echo -DKIT_FIXED_$$d=1;; (*) echo -DKIT_FIXED_$$d=0;; esac; \
+               done)
 unit_srcdir = $(if $(filter stock,$(1)),server-min,build/$(1)/src/server-min)
 # The variant's sources without main.c, listed when the recipe runs (the
 # patched tree may not exist when make reads this file).
