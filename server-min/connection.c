@@ -149,7 +149,8 @@ static int connection_append_line(struct connection *c, const char *s,
 
 /* ReadString: one CRLF-terminated line out of FBuffer, refilling it from the
  * socket whenever it is empty.  End of stream ends the line as it is.
- * Returns 0 (line in c->line), 431 (line too long), 408 or 500. */
+ * Returns 0 (line in c->line), 400 (a control byte in the line), 431 (line
+ * too long), 408 or 500. */
 int connection_read_string(struct connection *c)
 {
     int pending_cr = 0, rc;
@@ -170,6 +171,10 @@ int connection_read_string(struct connection *c)
         }
         reader_scan_line(c->buffer + c->buf_pos, connection_buffered(c),
                          pending_cr, &ch);
+        /* HasIllegalControlChar on the chunk, before it joins the line. */
+        if (reader_has_illegal_control_char(c->buffer + c->buf_pos +
+                                                ch.take_from, ch.take_len))
+            return 400;
         if ((ch.prepend_cr && connection_append_line(c, "\r", 1) != 0) ||
             connection_append_line(c, c->buffer + c->buf_pos + ch.take_from,
                                    ch.take_len) != 0)
@@ -223,7 +228,9 @@ int connection_read_request_headers(struct connection *c,
     int count = 0, rc;
 
     *out = NULL;
-    c->request_started = connection_buffered(c) > 0;
+    /* FRequestDataReceived:=False, even when FBuffer already holds bytes of
+     * this request: only a byte read from the socket counts. */
+    c->request_started = 0;
     rc = connection_read_string(c);
     if (rc)
         return rc;
@@ -259,8 +266,9 @@ int connection_read_request_headers(struct connection *c,
 
 /* ReadRequestContent: take what FBuffer holds of the body, then EMPTY FBuffer
  * (defect B5: the bytes of a pipelined next request go with it), then read
- * the rest from the socket.  A body cut short by end of stream stays
- * zero-filled, as upstream's pre-sized byte array.  Returns 0, 413 or 500. */
+ * the rest from the socket, each read guarded by CanRead(RequestReadTimeout).
+ * A body cut short by end of stream stays zero-filled, as upstream's
+ * pre-sized byte array.  Returns 0, 408, 413 or 500. */
 int connection_read_request_content(struct connection *c,
                                     struct http_request *req)
 {
@@ -285,8 +293,14 @@ int connection_read_request_content(struct connection *c,
         c->buf_pos = c->buf_len = 0; /* FBuffer:='' */
     }
     while (have < want) {
-        ssize_t r = socket_stream_read(c->socket, req->body + have,
-                                       want - have);
+        int timeout = c->server->props.request_read_timeout;
+        ssize_t r;
+
+        /* The same stall guard as FillBuffer: a body that stops coming is a
+         * time-out, not a blocked thread. */
+        if (timeout > 0 && !socket_stream_can_read(c->socket, timeout))
+            return 408;
+        r = socket_stream_read(c->socket, req->body + have, want - have);
         if (r < 0)
             return 500;
         if (r == 0)

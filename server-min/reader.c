@@ -65,20 +65,62 @@ static const char *reader_next_word(const char **p, const char *end,
     return start;
 }
 
+int reader_has_illegal_control_char(const char *buf, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r')
+            return 1;
+    }
+    return 0;
+}
+
+/* IsPrintableAscii: space to tilde only. */
+static int reader_is_printable_ascii(const char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
+int reader_is_valid_method(const char *method, size_t len)
+{
+    size_t i;
+
+    if (len == 0)
+        return 0;
+    for (i = 0; i < len; i++)
+        if (!((method[i] >= 'A' && method[i] <= 'Z') ||
+              (method[i] >= 'a' && method[i] <= 'z')))
+            return 0;
+    return 1;
+}
+
 int reader_parse_start_line(const char *line, size_t len, int strict_ascii,
                             struct reader_start_line *out)
 {
     const char *p = line, *end = line + len, *proto;
-    size_t proto_len, i;
+    size_t proto_len;
 
     memset(out, 0, sizeof *out);
-    if (strict_ascii)
-        for (i = 0; i < len; i++)
-            if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
-                return 400;
+    if (strict_ascii && !reader_is_printable_ascii(line, len))
+        return 400;
     out->method = reader_next_word(&p, end, &out->method_len);
+    if (!reader_is_valid_method(out->method, out->method_len))
+        return 400;
     out->url = reader_next_word(&p, end, &out->url_len);
     proto = reader_next_word(&p, end, &proto_len);
+    /* Non-strict mode did not check the URL; the version word still must be
+     * printable. */
+    if (!strict_ascii && proto_len > 0 &&
+        !reader_is_printable_ascii(proto, proto_len))
+        return 400;
     if (proto_len == 0) {
         out->version = proto;
         return 0;

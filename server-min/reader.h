@@ -26,6 +26,15 @@ struct reader_chunk {
 void reader_scan_line(const char *buf, size_t n, int pending_cr,
                       struct reader_chunk *out);
 
+/* HasIllegalControlChar: a byte below 0x20 other than TAB, LF and CR in
+ * buf[0..n).  ReadString applies it to each chunk it takes, so binary input
+ * (a TLS ClientHello on a plain port) is refused without waiting for a CRLF
+ * that never comes. */
+int reader_has_illegal_control_char(const char *buf, size_t n);
+
+/* ParseStartLine's IsValidMethod: a non-empty run of ASCII letters. */
+int reader_is_valid_method(const char *method, size_t len);
+
 /* A start line split the way TFPHTTPConnection.ParseStartLine does it. */
 struct reader_start_line {
     const char *method;   size_t method_len;
@@ -34,9 +43,11 @@ struct reader_start_line {
 };
 
 /* ParseStartLine: words separated by single spaces (two spaces make an empty
- * word, as GetNextWord does).  Returns 0, or 400 when the third word is
- * present and does not start with "HTTP/", or when strict_ascii is set and a
- * byte is outside printable US-ASCII (StrictASCIIURL). */
+ * word, as GetNextWord does).  Returns 0, or 400, in upstream's order: with
+ * strict_ascii (StrictASCIIURL) a byte of the line outside printable
+ * US-ASCII; a method that is not IsValidMethod (checked in both modes);
+ * without strict_ascii a non-printable byte in the third word; a third word
+ * present that does not start with "HTTP/". */
 int reader_parse_start_line(const char *line, size_t len, int strict_ascii,
                             struct reader_start_line *out);
 

@@ -45,9 +45,14 @@ void socket_stream_free(struct socket_stream *s)
     free(s);
 }
 
+/* TSocketHandler.Select sets LastError from every select: the call's error,
+ * or 0 (so AllowNewRequest sees a failed readability test). */
 int socket_stream_can_read(struct socket_stream *s, int timeout_ms)
 {
-    return os_select_readable(s->fd, timeout_ms) == 1;
+    int r = os_select_readable(s->fd, timeout_ms);
+
+    s->handler->last_error = r < 0 ? errno : 0;
+    return r == 1;
 }
 
 ssize_t socket_stream_read(struct socket_stream *s, void *buf, size_t len)

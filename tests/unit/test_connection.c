@@ -294,6 +294,58 @@ static void test_strict_ascii_url(void)
     }
 }
 
+/* HasIllegalControlChar in ReadString: a control byte in a request or
+ * header line is a 400 at once (no CRLF awaited), keep-alive goes off and
+ * the server layer sends nothing. */
+static void test_control_byte_400(void)
+{
+    static const char *inputs[] = {
+        "\x16\x03\x01\x02\x00\x01",         /* a TLS ClientHello: no CRLF */
+        "GET /ping HTTP/1.1\r\nX-A: a\x01b\r\n\r\n",
+        "GET /p\x7fng HTTP/1.1\r\n\r\n",
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+        open_conn();
+        start();
+        atomic_store(&u.c->keep_alive, 1);
+        unit_write_all(u.peer, inputs[i], strlen(inputs[i]));
+        connection_handle_request(u.c);
+        /* 0x7f is not a control byte: strict ASCII refuses it instead. */
+        ASSERT_INT(u.c->last_error_status, 400);
+        ASSERT_INT(keep_alive(), 0);
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+        ASSERT_INT(unit_requests_seen(), 0);
+        finish();
+    }
+    /* TAB in a header value is allowed. */
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET /ping HTTP/1.1\r\nX-A: a\tb\r\n\r\n");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    finish();
+}
+
+/* IsValidMethod in ParseStartLine, strict or not: 400, no response. */
+static void test_invalid_method_400(void)
+{
+    int strict;
+
+    for (strict = 1; strict >= 0; strict--) {
+        open_conn();
+        srv.props.strict_ascii_url = strict;
+        start();
+        unit_write_str(u.peer, "G3T /ping HTTP/1.1\r\n\r\n");
+        ASSERT_INT(connection_do_handle_request(u.c), 400);
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+        ASSERT_INT(unit_requests_seen(), 0);
+        finish();
+    }
+}
+
 /* ---- body -------------------------------------------------------------- */
 
 static void test_body_too_large(void)
@@ -364,6 +416,31 @@ static void check_408(const char *partial)
     unit_write_str(u.peer, partial);
     ASSERT_INT(connection_read_request_headers(u.c, &req), 408);
     CU_ASSERT_PTR_NULL(req);
+    finish();
+}
+
+/* ReadRequestContent guards every body read with CanRead(RequestReadTimeout):
+ * a body that stops coming is a 408, not a blocked read. */
+static void test_body_read_timeout_408(void)
+{
+    open_conn();
+    srv.props.request_read_timeout = 5; /* only so the select() returns */
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabcd");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 408);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    ASSERT_INT(unit_requests_seen(), 0);
+    finish();
+    /* Without a read time-out there is no guard: end of stream ends it. */
+    open_conn();
+    srv.props.request_read_timeout = 0;
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabcd");
+    shutdown(u.peer, SHUT_WR);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
     finish();
 }
 
@@ -711,6 +788,9 @@ int unit_register_connection(void)
         !CU_add_test(s, "headers_parsed", test_headers_parsed) ||
         !CU_add_test(s, "bad_start_line_400", test_bad_start_line) ||
         !CU_add_test(s, "strict_ascii_url", test_strict_ascii_url) ||
+        !CU_add_test(s, "control_byte_400", test_control_byte_400) ||
+        !CU_add_test(s, "invalid_method_400", test_invalid_method_400) ||
+        !CU_add_test(s, "body_read_timeout_408", test_body_read_timeout_408) ||
         !CU_add_test(s, "body_too_large_413", test_body_too_large) ||
         !CU_add_test(s, "body_over_several_reads", test_body_over_several_reads) ||
         !CU_add_test(s, "body_cut_short", test_body_cut_short) ||

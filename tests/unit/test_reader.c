@@ -268,9 +268,49 @@ static void test_start_line_not_strict(void)
     ASSERT_MEM(sl.url, sl.url_len, "/\xc3\xa9");
     ASSERT_INT(parse("GET /\x01 HTTP/1.1", 0, &sl), 0);
     ASSERT_INT(sl.url_len, 2);
-    /* The version is trimmed. */
-    ASSERT_INT(parse("GET / HTTP/1.1\t", 0, &sl), 0);
+    /* Non-strict mode still wants a printable version word. */
+    ASSERT_INT(parse("GET / HTTP/1.1\t", 0, &sl), 400);
+    ASSERT_INT(parse("GET / HTTP/1.\xb1", 0, &sl), 400);
+    ASSERT_INT(parse("GET / HTTP/1.1", 0, &sl), 0);
     ASSERT_MEM(sl.version, sl.version_len, "1.1");
+}
+
+/* IsValidMethod: letters only, non-empty, in both modes. */
+static void test_start_line_method(void)
+{
+    struct reader_start_line sl;
+    int strict;
+
+    for (strict = 0; strict <= 1; strict++) {
+        ASSERT_INT(parse("GET / HTTP/1.1", strict, &sl), 0);
+        ASSERT_INT(parse("propfind / HTTP/1.1", strict, &sl), 0);
+        ASSERT_INT(parse("M-SEARCH * HTTP/1.1", strict, &sl), 400);
+        ASSERT_INT(parse("GET1 / HTTP/1.1", strict, &sl), 400);
+        ASSERT_INT(parse(" / HTTP/1.1", strict, &sl), 400);
+        ASSERT_INT(parse("G_T / HTTP/1.1", strict, &sl), 400);
+    }
+    ASSERT_INT(parse("G\xc3\xa9T / HTTP/1.1", 0, &sl), 400);
+    ASSERT_INT(reader_is_valid_method("", 0), 0);
+    ASSERT_INT(reader_is_valid_method("Az", 2), 1);
+    ASSERT_INT(reader_is_valid_method("A@", 2), 0);
+    ASSERT_INT(reader_is_valid_method("[", 1), 0);
+}
+
+/* HasIllegalControlChar: below 0x20 except TAB, LF, CR. */
+static void test_illegal_control_char(void)
+{
+    char b[1];
+    int ch;
+
+    for (ch = 0; ch < 0x100; ch++) {
+        b[0] = (char)ch;
+        ASSERT_INT(reader_has_illegal_control_char(b, 1),
+                   ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r');
+    }
+    ASSERT_INT(reader_has_illegal_control_char("Host: a\tb", 9), 0);
+    ASSERT_INT(reader_has_illegal_control_char("\x16\x03\x01", 3), 1);
+    ASSERT_INT(reader_has_illegal_control_char("ab\0", 3), 1);
+    ASSERT_INT(reader_has_illegal_control_char("", 0), 0);
 }
 
 /* ---- reader_split_header ----------------------------------------------- */
@@ -377,6 +417,8 @@ int unit_register_reader(void)
         !CU_add_test(s, "start_line_double_space", test_start_line_double_space) ||
         !CU_add_test(s, "start_line_strict_ascii", test_start_line_strict_ascii) ||
         !CU_add_test(s, "start_line_not_strict", test_start_line_not_strict) ||
+        !CU_add_test(s, "start_line_method", test_start_line_method) ||
+        !CU_add_test(s, "illegal_control_char", test_illegal_control_char) ||
         !CU_add_test(s, "split_header", test_split_header) ||
         !CU_add_test(s, "content_length", test_content_length) ||
         !CU_add_test(s, "keep_alive_rules", test_keep_alive_rules) ||
