@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +27,15 @@ PROBE = BUILD / "probe"
 STRACE_ANALYSE = BUILD / "strace-analyse"
 PCAP_ANALYSE = BUILD / "pcap-analyse"
 
-FIXES = ["forward-allow-connect", "buffer-aware-pending", "coalesce-writes",
-         "announce-close", "keep-surplus-bytes", "pool-idle-fallback"]
-VARIANTS = ["stock"] + FIXES + ["all"]
-DEFECTS = ["B1", "B2", "B3", "B4", "B5", "B6"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import patchset  # noqa: E402
+
+# Which fixes exist and what each fixes: read from the patches (patchset.py).
+FIXES = patchset.fixes()
+VARIANTS = patchset.variants()
+PAIRS = patchset.pairs()
+DEFECTS = sorted(set(patchset.defects()) | {f"B{i}" for i in range(1, 9)},
+                 key=lambda d: int(d[1:]))
 
 # The B3 verdict: requests 2..n on one socket against fresh sockets, medians
 # of the same run.  The stall multiplies the median by ~100-400 on Linux
@@ -38,7 +45,20 @@ B3_STALL_RATIO = 10.0
 B3_CLEAN_RATIO = 3.0
 
 HORSE = ["--horse"]
-STRACE_TRACE = "network,select,pselect6,poll,read,write,close"
+# Wine's Winsock turns into sendmsg/poll/epoll on Linux: trace those too.
+STRACE_TRACE = ("network,select,pselect6,poll,ppoll,epoll_wait,epoll_pwait,"
+                "read,write,writev,close")
+# A server that has not exited this long after SIGTERM ignores it (a
+# deadline: how long we wait, never a verdict on speed).
+STOP_DEADLINE_S = 5.0
+
+
+def raise_fd_limit() -> None:
+    """Soft RLIMIT_NOFILE up to the hard limit: the B8 trigger holds 1,100
+    connections open (runs in the child before exec, and in the kit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 class KitError(RuntimeError):
@@ -72,6 +92,8 @@ class Server:
     address: str = "127.0.0.1"
     log: str = ""
     exit_code: int | None = None
+    stopped_by_term: bool | None = None   # None: it had already exited
+    env: dict | None = None
 
     def start(self, ready_deadline_s: float = 10.0) -> "Server":
         argv = list(self.argv)
@@ -83,8 +105,10 @@ class Server:
                     "trace=" + STRACE_TRACE, "-o", str(self.strace_path)] + argv
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._err = open(self.log_path, "w")
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                     stderr=self._err, stdin=subprocess.DEVNULL)
+                                     stderr=self._err, stdin=subprocess.DEVNULL,
+                                     preexec_fn=raise_fd_limit, env=env)
         line = self._read_ready_line(ready_deadline_s)
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
@@ -126,15 +150,27 @@ class Server:
             pids = []
         return int(pids[0]) if pids else self.proc.pid
 
-    def stop(self, deadline_s: float = 15.0) -> str:
+    def stop(self, deadline_s: float = STOP_DEADLINE_S) -> str:
+        """SIGTERM to the server (the PID we started, or strace's child);
+        records whether it exited on it.  One that ignores SIGTERM for
+        deadline_s is killed: the kit must not hang (that is B7's
+        signature, recorded in stopped_by_term)."""
         if self.proc and self.proc.poll() is None:
+            pid = self._server_pid()
             try:
-                os.kill(self._server_pid(), signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
             try:
                 self.proc.wait(deadline_s)
+                self.stopped_by_term = True
             except subprocess.TimeoutExpired:
+                self.stopped_by_term = False
+                if pid != self.proc.pid:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 self.proc.kill()
                 self.proc.wait()
         if self.proc:
@@ -176,14 +212,16 @@ def strace_analysis(path: Path) -> dict:
 
 # ---- the server log ---------------------------------------------------
 
-REQUEST_LINE = re.compile(r"^request conn=(\d+) req=(\d+) ")
+# server-min writes "request conn=1 req=2 ...", fpserver "fpserver: conn=1
+# req=2 ...": the contract is the two fields, wherever the line has them.
+REQUEST_LINE = re.compile(r"\bconn=(\d+) req=(\d+)\b")
 
 
 def served_requests(log: str) -> list[tuple[int, int]]:
     """(connection id, request number) of every served request, in order."""
     out = []
     for line in log.splitlines():
-        m = REQUEST_LINE.match(line)
+        m = REQUEST_LINE.search(line)
         if m:
             out.append((int(m.group(1)), int(m.group(2))))
     return out
@@ -205,6 +243,10 @@ class Row:
     note: str = ""
     needs: str = ""   # a row that must be fixed with it (an interaction)
     path: Path | None = None   # a server outside build/<variant> (real FPC)
+    wrap: list[str] = field(default_factory=list)  # e.g. the Wine launcher
+    env: dict = field(default_factory=dict)
+    counterpart: str = ""   # the clone row whose verdicts it must equal
+    platform: str = "linux"
 
     @property
     def binary(self) -> Path:
@@ -213,6 +255,9 @@ class Row:
     @property
     def real(self) -> bool:
         return self.path is not None
+
+    def argv(self, flags: list[str]) -> list[str]:
+        return [*self.wrap, str(self.binary), "--port", "0", *flags]
 
 
 @dataclass
@@ -224,9 +269,9 @@ class Verdict:
 
 def _server(row: Row, outdir: Path, tag: str, flags: list[str],
             strace: bool = False) -> Server:
-    return Server([str(row.binary), "--port", "0", *flags],
-                  log_path=outdir / f"{tag}.server.log",
-                  strace_path=(outdir / f"{tag}.strace") if strace else None)
+    return Server(row.argv(flags), log_path=outdir / f"{tag}.server.log",
+                  strace_path=(outdir / f"{tag}.strace") if strace else None,
+                  env=row.env or None)
 
 
 def measure_b1(row: Row, outdir: Path, use_strace: bool) -> Verdict:
@@ -366,11 +411,18 @@ def measure_b5(row: Row, outdir: Path) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
+POOL = ["--thread-mode", "pool", "--keep-connections", "--keep-connection-timeout", "15000"]
+# The B3 stall is taken out of pool-mode latency comparisons (TCP_NODELAY in
+# the socket handler), so what is left is how a request is scheduled.
+NODELAY = ["--socket-handler", "nodelay"]
+
+
 def measure_b6(row: Row, outdir: Path) -> Verdict:
-    """Pool mode, keep-alive, default AcceptIdleTimeout: request 2."""
-    flags = ["--thread-mode", "pool", "--keep-connections",
-             "--keep-connection-timeout", "15000"] + row.flags
-    with _server(row, outdir, "b6", flags) as srv:
+    """Pool mode, keep-alive, default AcceptIdleTimeout: is request 2 ever
+    answered, and is it answered without waiting for an idle tick?  The
+    second figure is pool-mode requests 2..n on one socket over thread mode's,
+    same variant, same run, both with TCP_NODELAY."""
+    with _server(row, outdir, "b6", POOL + row.flags) as srv:
         res = probe(srv, "seq", "-n", "3", "--deadline-ms", "1500",
                     out=outdir / "b6.probe.json")
     n = res["responses"]
@@ -379,10 +431,87 @@ def measure_b6(row: Row, outdir: Path) -> Verdict:
     fig = f"{n} of 3 sequential requests on one socket answered"
     if res["connects"] != 1:
         return Verdict("inconclusive", fig, data)
-    if n == 3:
-        return Verdict("fixed", fig, data)
     if n == 1:
         return Verdict("reproduced", fig, data)
+    if n != 3:
+        return Verdict("inconclusive", fig, data)
+    med = {}
+    for mode, flags in (("pool", POOL), ("thread", HORSE)):
+        with _server(row, outdir, f"b6-{mode}", flags + NODELAY + row.flags) as srv:
+            r = probe(srv, "seq", "-n", "12", "--deadline-ms", "5000",
+                      out=outdir / f"b6-{mode}.probe.json")
+        med[mode] = r["stats_us"]["rest"]["p50"] if r["responses"] == 12 else None
+    data["pool_p50_us"], data["thread_p50_us"] = med["pool"], med["thread"]
+    if not med["pool"] or not med["thread"]:
+        return Verdict("inconclusive", fig + f"; latency runs incomplete {med}", data)
+    tick = med["pool"] / med["thread"]
+    data["pool_over_thread"] = tick
+    fig += (f"; pool-mode requests 2..12 p50 {med['pool'] / 1000:.2f} ms = "
+            f"{tick:.1f}x thread mode's (TCP_NODELAY on both)")
+    if tick >= B3_STALL_RATIO:
+        return Verdict("reproduced", fig + ": every request waits for the idle tick", data)
+    if tick <= B3_CLEAN_RATIO:
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B7: pool mode under concurrent keep-alive load with an accept-idle tick.
+B7_FLAGS = POOL + ["--accept-idle-timeout", "100"] + NODELAY
+B7_CONNECTIONS, B7_LOAD_MS = 16, 4000
+
+
+def measure_b7(row: Row, outdir: Path) -> Verdict:
+    """16 concurrent keep-alive connections in pool mode for a few seconds;
+    then: does the server answer a fresh connection, and does it stop on
+    SIGTERM?  Counts only."""
+    srv = _server(row, outdir, "b7", B7_FLAGS + row.flags)
+    with srv:
+        load = probe(srv, "load", "-c", str(B7_CONNECTIONS), "-n", "100000",
+                     "--deadline-ms", str(B7_LOAD_MS), out=outdir / "b7-load.probe.json",
+                     timeout_s=60)
+        after = probe(srv, "seq", "-n", "3", "--deadline-ms", "2000",
+                      out=outdir / "b7-after.probe.json")
+    data = {"load_answered": load.get("answered"),
+            "load_stalled": load.get("stalled"),
+            "after_answered": after["responses"], "after_requests": 3,
+            "stopped_by_sigterm": srv.stopped_by_term}
+    fig = (f"{data['load_answered']} answered under load ({B7_CONNECTIONS} connections), "
+           f"{data['load_stalled']} connections stalled at the end; afterwards "
+           f"{after['responses']} of 3 answered on a fresh connection; SIGTERM "
+           + ("honoured" if srv.stopped_by_term else "IGNORED (killed)"))
+    if not data["load_answered"]:
+        return Verdict("inconclusive", fig, data)
+    if after["responses"] == 0 or srv.stopped_by_term is False:
+        return Verdict("reproduced", fig, data)
+    if after["responses"] == 3 and srv.stopped_by_term and not data["load_stalled"]:
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B8: more connections than a select() bitmap holds.
+B8_CONNECTIONS, B8_SAMPLE = 1100, 10
+B8_FLAGS = HORSE + ["--max-live-connection-count", "0", "--queue-size", "2048"]
+
+
+def measure_b8(row: Row, outdir: Path) -> Verdict:
+    """1,100 idle connections held open (thread mode, no connection cap),
+    then one request on each of the first and the last ten: the server's fds
+    for the last ones are above 1023."""
+    with _server(row, outdir, "b8", B8_FLAGS + row.flags) as srv:
+        res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
+                    "--sample", str(B8_SAMPLE), "--deadline-ms", "3000",
+                    out=outdir / "b8.probe.json", timeout_s=120)
+    lo, hi, k = res.get("answered_low"), res.get("answered_high"), res.get("sample", B8_SAMPLE)
+    data = {"opened": res.get("opened"), "answered_low": lo, "answered_high": hi,
+            "sample": k}
+    fig = (f"{res.get('opened')} connections open; first {k}: {lo} answered, "
+           f"last {k} (server fds above 1023): {hi} answered")
+    if res.get("opened") != B8_CONNECTIONS or lo != k:
+        return Verdict("inconclusive", fig, data)
+    if hi == 0:
+        return Verdict("reproduced", fig, data)
+    if hi == k:
+        return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
 
 
@@ -399,20 +528,38 @@ def can_capture() -> str | None:
 CAPTURE_REQUESTS = 6
 
 
+def free_port() -> int:
+    """A port the kernel just handed out, for servers that cannot report the
+    one they bound (--server form of capture.sh)."""
+    import socket
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
 def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
     """B3 on the wire: where each body segment left relative to the
     client's ACK of its header segment (captures/capture.sh + pcap-analyse)."""
     where = "veth" if veth else "lo"
     out = outdir / f"capture-{where}"
     argv = [str(TOP / "captures" / "capture.sh"), "--scenario", "seq",
-            "--probe-args", f"-n {CAPTURE_REQUESTS}", "--variant", row.variant,
-            "--no-strace", "--out", str(out)]
-    if row.flags:
-        argv += ["--server-args", " ".join(row.flags)]
+            "--probe-args", f"-n {CAPTURE_REQUESTS}", "--no-strace", "--out", str(out)]
+    if row.real:
+        port = free_port()
+        cmd = " ".join([*row.wrap, str(row.binary), "--port", "{port}",
+                        "--address", "{address}", *HORSE, *row.flags])
+        argv += ["--server", cmd, "--port", str(port)]
+    else:
+        argv += ["--variant", row.variant]
+        if row.flags:
+            argv += ["--server-args", " ".join(row.flags)]
     if veth:
         argv.insert(1, "--veth")
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=180,
+                       env=dict(os.environ, **row.env) if row.env else None)
     (outdir / f"capture-{where}.log").write_text(r.stdout + r.stderr)
+    if r.returncode == 4:
+        return Verdict("n/a", f"capture skipped: {(r.stdout + r.stderr).strip()[-200:]}")
     if r.returncode != 0:
         return Verdict("inconclusive", f"capture failed (exit {r.returncode})",
                        {"log": r.stderr.strip()[-400:]})
@@ -435,20 +582,31 @@ def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
-def _guarded(fn, *args) -> Verdict:
+# Every measure, by column.  HEAVY ones load the machine (1,100 threads, a
+# CPU-bound load): the matrix runs them one at a time.
+MEASURES = {
+    "B1": lambda r, o, st: measure_b1(r, o, st),
+    "B2": lambda r, o, st: measure_b2(r, o),
+    "B3": lambda r, o, st: measure_b3(r, o, st),
+    "B4": lambda r, o, st: measure_b4(r, o),
+    "B5": lambda r, o, st: measure_b5(r, o),
+    "B6": lambda r, o, st: measure_b6(r, o),
+    "B7": lambda r, o, st: measure_b7(r, o),
+    "B8": lambda r, o, st: measure_b8(r, o),
+}
+HEAVY = {"B7", "B8"}
+CAPTURES = {"wire-lo": False, "wire-veth": True}   # column -> over veth
+
+
+def measure(name: str, row: Row, outdir: Path, use_strace: bool) -> Verdict:
+    outdir.mkdir(parents=True, exist_ok=True)
     try:
-        return fn(*args)
+        return MEASURES[name](row, outdir, use_strace)
     except Unsupported as e:
         return Verdict("n/a", f"not supported by this server: {e}")
+    except (KitError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
+        return Verdict("inconclusive", f"{type(e).__name__}: {e}")
 
 
 def measure_row(row: Row, outdir: Path, use_strace: bool) -> dict[str, Verdict]:
-    outdir.mkdir(parents=True, exist_ok=True)
-    return {
-        "B1": _guarded(measure_b1, row, outdir, use_strace),
-        "B2": _guarded(measure_b2, row, outdir),
-        "B3": _guarded(measure_b3, row, outdir, use_strace),
-        "B4": _guarded(measure_b4, row, outdir),
-        "B5": _guarded(measure_b5, row, outdir),
-        "B6": _guarded(measure_b6, row, outdir),
-    }
+    return {d: measure(d, row, outdir, use_strace) for d in DEFECTS}

@@ -1,14 +1,22 @@
 #!/usr/bin/env python3
-"""matrix.py - `make repro`: every server variant against every defect.
+"""matrix.py - `make repro`: every server against every defect.
 
-Rows: stock, each fix, all, the application-side TCP_NODELAY mitigations on
-stock and where they apply, and pairs that show an interaction.  Columns:
-B1..B6 verdicts with the figure behind each.  A row meets the maintainers'
-criteria when it fixes its target defects and leaves every other verdict
-as stock has it (no regression).  Exit status: 0 when every row shows its
-expected verdicts, 1 otherwise.
+Rows: the clone (stock, each fix, the pairs that show an interaction, all,
+and the application-side TCP_NODELAY mitigations), the real fphttpserver
+built from an FPCSource trunk with the same patch sets (Pascal series), the
+real FPC 3.2.2, and the win64 builds under Wine when present.  Columns:
+B1..B8, B3 on the wire (loopback, veth), sendto per response, TCP_NODELAY
+per connection and the reuse/off ratio.  Which fix targets which defect is
+read from the patches (patchset.py).  A row meets the criteria when it fixes
+its targets and leaves every other verdict as its stock row has it; a real
+row must also equal its clone counterpart, verdict for verdict.
 
-Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace]
+Every measure waits rather than computes, so all of them run concurrently
+(KIT_JOBS at once, default 10; the two heavy ones, B7's load and B8's 1,100
+connections, one at a time).  Progress goes to stdout while they run.
+Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
+
+Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
 """
 from __future__ import annotations
 
@@ -18,79 +26,99 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
+import patchset  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
 
-R, F = "reproduced", "fixed"
+R, F, NA = "reproduced", "fixed", "n/a"
+REAL_TRUNK = kit.BUILD / "real-trunk"
+REAL_WIN64 = kit.BUILD / "real-trunk-win64"
 
 
 def expect(fixed: list[str]) -> dict[str, str]:
     return {d: (F if d in fixed else R) for d in DEFECTS}
 
 
-def rows() -> list[Row]:
+def clone_rows() -> list[Row]:
     out = [Row("stock", "stock", expect=expect([]),
                note="upstream trunk behaviour, defects included")]
-    for fix, defect in zip(kit.FIXES, DEFECTS):
-        row = Row(fix, fix, expect=expect([defect]), target=[defect])
-        if fix == "keep-surplus-bytes":
-            # Interaction: the GET stays in FBuffer, but RequestPending never
-            # looks there, so it is served only together with B2's fix.
-            row.expect = expect([])
-            row.needs = "keep-surplus-bytes+buffer-aware-pending"
-            row.note = "keeps the GET in FBuffer; it is served only with buffer-aware-pending"
+    for p in patchset.patches():
+        row = Row(p.name, p.name, expect=expect(patchset.fixed_by(p.name)),
+                  target=[p.defect])
+        if p.needs:
+            row.needs = f"{p.name}+{p.needs}"
+            row.note = (f"fixes {p.defect} only together with {p.needs} "
+                        f"(row '{row.needs}')")
         out.append(row)
-    out.append(Row("keep-surplus-bytes+buffer-aware-pending",
-                   "keep-surplus-bytes+buffer-aware-pending",
-                   expect=expect(["B2", "B5"]), target=["B2", "B5"],
-                   note="the pair fixes B5"))
-    out.append(Row("all", "all", expect=expect(DEFECTS), target=list(DEFECTS)))
-    out.append(Row("stock --on-allow-connect nodelay", "stock",
-                   ["--on-allow-connect", "nodelay"], expect=expect([]),
-                   note="the seed's first mitigation: dead hook, the stall stays"))
-    out.append(Row("stock --socket-handler nodelay", "stock",
-                   ["--socket-handler", "nodelay"], expect=expect(["B3"]),
-                   target=["B3"], note="TCP_NODELAY in isolation, keep-alive unchanged"))
-    out.append(Row("stock --request-nodelay", "stock", ["--request-nodelay"],
-                   expect=expect(["B3"]), target=["B3"],
-                   note="Horse's DoGetModule mitigation"))
-    out.append(Row("forward-allow-connect --on-allow-connect nodelay",
-                   "forward-allow-connect", ["--on-allow-connect", "nodelay"],
-                   expect=expect(["B1", "B3"]), target=["B1", "B3"],
-                   note="the forwarded hook makes the TCP_NODELAY mitigation work"))
-    out += fpc_rows()
+    for pair in kit.PAIRS:
+        fixed = patchset.fixed_by(pair)
+        out.append(Row(pair, pair, expect=expect(fixed), target=fixed,
+                       note="the pair shows the interaction"))
+    out.append(Row("all", "all", expect=expect(patchset.fixed_by("all")),
+                   target=patchset.fixed_by("all")))
+    out += [
+        Row("stock --on-allow-connect nodelay", "stock", ["--on-allow-connect", "nodelay"],
+            expect=expect([]), note="Horse's first mitigation: the hook is dead, the stall stays"),
+        Row("stock --socket-handler nodelay", "stock", ["--socket-handler", "nodelay"],
+            expect=expect(["B3"]), target=["B3"],
+            note="TCP_NODELAY in the socket handler (Horse 3.3.4), keep-alive unchanged"),
+        Row("stock --request-nodelay", "stock", ["--request-nodelay"],
+            expect=expect(["B3"]), target=["B3"], note="TCP_NODELAY per request (Horse's DoGetModule)"),
+        Row("forward-allow-connect --on-allow-connect nodelay", "forward-allow-connect",
+            ["--on-allow-connect", "nodelay"], expect=expect(["B1", "B3"]), target=["B1", "B3"],
+            note="the forwarded hook makes the TCP_NODELAY mitigation work"),
+    ]
     return out
 
 
-def fpc_rows() -> list[Row]:
-    """The real TFPHttpServer, built by `make fpc` (Debian's 3.2.2, or trunk
-    with FPC=...).  Expected verdicts are what 3.2.2 was measured to do
-    (repro/fpc/FINDINGS-3.2.2.md): OnAllowConnect works; no keep-alive at all
-    (one request per connection, closed without Connection: close), so B3
-    and the pool mode (B6) do not apply; a POST with a pipelined GET loses
-    both (the body read overruns its buffer)."""
+def real_name(clone: str) -> str:
+    return "real trunk" if clone == "stock" else f"real trunk + {clone}"
+
+
+def trunk_rows(clones: list[Row]) -> list[Row]:
+    """The real server built from trunk with the same patch set as each
+    clone row (build/real-trunk/<set>/fpserver)."""
     out = []
-    for server in sorted(kit.BUILD.glob("fpc-*/fpserver")):
-        version = server.parent.name[len("fpc-"):]
-        exp = {"B1": F, "B2": R, "B3": "n/a", "B4": R, "B5": R, "B6": "n/a"}
-        note = "real TFPHttpServer"
-        if not version.startswith("3.2."):
-            # Trunk: the clone's model; expect what stock shows.
-            exp = expect([])
-            note = "real TFPHttpServer (trunk): expected to match the clone's stock row"
-        out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
-                       note=note, path=server))
+    for c in clones:
+        exe = REAL_TRUNK / c.variant / "fpserver"
+        if c.flags or not exe.exists():
+            continue
+        out.append(Row(real_name(c.name), c.variant, expect=dict(c.expect),
+                       target=list(c.target), path=exe, counterpart=c.name,
+                       needs=real_name(c.needs) if c.needs else "",
+                       note=f"real TFPHttpServer, trunk, Pascal set '{c.variant}'"))
     return out
+
+
+def fpc322_rows() -> list[Row]:
+    """Debian's FPC 3.2.2 (`make fpc`), as measured in
+    repro/fpc/FINDINGS-3.2.2.md: OnAllowConnect works; no keep-alive at all
+    (so B3 and the pool mode do not apply); POST + pipelined GET loses both."""
+    out = []
+    for exe in sorted(kit.BUILD.glob("fpc-3.*/fpserver")):
+        version = exe.parent.name[len("fpc-"):]
+        exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": R}
+        out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
+                       note="real TFPHttpServer as released", path=exe))
+    return out
+
+
+def all_rows() -> list[Row]:
+    clones = clone_rows()
+    return clones + trunk_rows(clones) + fpc322_rows()
 
 
 def syscall_expectations(row: Row) -> dict[str, list[int]]:
     """What strace must show in the B3 run (5 requests on one connection):
-    sendto calls per response, and setsockopt(TCP_NODELAY) per connection."""
-    fixes = set(kit.FIXES) if row.variant == "all" else set(row.variant.split("+"))
+    sendto per response, setsockopt(TCP_NODELAY) per connection."""
+    v = row.variant
+    fixes = set(kit.FIXES) if v == "all" else set(v.split("+"))
     sends = [1] if "coalesce-writes" in fixes else [2]
     nodelay = [0]
     if "--socket-handler" in row.flags:
@@ -102,11 +130,11 @@ def syscall_expectations(row: Row) -> dict[str, list[int]]:
     return {"sendto/resp": sends, "nodelay/conn": nodelay}
 
 
-def criteria(row: Row, got: dict, stock: dict | None,
+def criteria(row: Row, got: dict, base: dict | None,
              by_name: dict[str, dict]) -> tuple[bool, str]:
     """Fixes its targets (alone, or with the row it needs), and regresses
-    nothing that stock had right."""
-    if row.real:
+    nothing its stock row had right."""
+    if not row.target and row.real and not row.counterpart:
         return True, "version row (measured, not a fix)"
     missed = [d for d in row.target if got[d].state != F]
     if missed and row.needs and row.needs in by_name:
@@ -116,8 +144,8 @@ def criteria(row: Row, got: dict, stock: dict | None,
                           f"(row '{row.needs}')")
     if missed:
         return False, "does not fix " + ",".join(missed)
-    if stock:
-        worse = [d for d in DEFECTS if stock[d].state == F and got[d].state != F]
+    if base:
+        worse = [d for d in DEFECTS if base[d].state == F and got[d].state != F]
         if worse:
             return False, "regresses " + ",".join(worse)
     return True, "fixes " + (",".join(row.target) if row.target else "nothing (baseline)")
@@ -129,15 +157,18 @@ def environment() -> dict:
             return subprocess.run(a, capture_output=True, text=True, timeout=10).stdout.strip()
         except OSError:
             return ""
+    trunk = REAL_TRUNK.parent / "fpc-trunk" / "stamp"
     return {"kernel": platform.release(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "compiler": run("cc", "--version").splitlines()[0] if run("cc", "--version") else "",
-            "strace": run("strace", "-V").splitlines()[0] if kit.have_strace() else None,
+            "compiler": (run("cc", "--version").splitlines() or [""])[0],
+            "strace": (run("strace", "-V").splitlines() or [None])[0] if kit.have_strace() else None,
+            "fpc_trunk": trunk.read_text().strip() if trunk.exists() else None,
             "commit": run("git", "-C", str(kit.TOP), "rev-parse", "--short", "HEAD")}
 
 
 def short(v: kit.Verdict) -> str:
-    return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}[v.state]
+    return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}.get(
+        v.state, v.state)
 
 
 def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
@@ -148,66 +179,90 @@ def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
     return sends, nodelay, ratio
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--rows", help="comma-separated row names (default: all)")
-    ap.add_argument("--out", default=str(kit.TOP / "results" / "latest"))
-    ap.add_argument("--no-strace", action="store_true")
-    ap.add_argument("--no-capture", action="store_true")
-    args = ap.parse_args()
+# ---- running every measure concurrently ---------------------------------
 
-    use_strace = kit.have_strace() and not args.no_strace
-    if not use_strace:
-        print("note: strace evidence skipped: "
-              + ("--no-strace given" if args.no_strace else "strace is not installed"))
-    no_capture = "--no-capture given" if args.no_capture else kit.can_capture()
-    if no_capture:
-        print(f"note: wire captures skipped: {no_capture}")
-    all_rows = rows()
-    if args.rows:
-        wanted = args.rows.split(",")
-        unknown = [w for w in wanted if w not in {r.name for r in all_rows}]
-        if unknown:
-            print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
-            return 2
-        all_rows = [r for r in all_rows if r.name in wanted]
-    missing = sorted({str(r.binary) for r in all_rows if not r.binary.exists() and not r.real})
-    if missing:
-        subprocess.run(["make", "-C", str(kit.TOP), "--no-print-directory",
-                        *[os.path.relpath(m, kit.TOP) for m in missing]], check=True)
+class Runner:
+    """All (row, column) measures in one pool; heavy ones serialised,
+    captures bounded; a progress line every few seconds."""
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    measured: dict[str, dict] = {}
-    for row in all_rows:
-        rowdir = out / row.name.replace(" ", "_")
-        print(f"measuring {row.name} ...", flush=True)
-        got = kit.measure_row(row, rowdir, use_strace)
-        if not no_capture and not row.real:
-            got["wire-lo"] = kit.measure_capture(row, rowdir, veth=False)
-            got["wire-veth"] = kit.measure_capture(row, rowdir, veth=True)
-        measured[row.name] = got
+    def __init__(self, rows: list[Row], out: Path, use_strace: bool, wire: list[str]):
+        self.rows, self.out, self.use_strace, self.wire = rows, out, use_strace, wire
+        self.jobs = int(os.environ.get("KIT_JOBS", "10"))
+        self.heavy = threading.Semaphore(1)
+        self.captures = threading.Semaphore(4)
+        self.lock = threading.Lock()
+        self.got: dict[str, dict[str, kit.Verdict]] = {r.name: {} for r in rows}
+        self.busy: dict[str, float] = {}
+        self.t0 = time.monotonic()
 
-    stock = measured.get("stock")
-    results, failures = [], 0
-    wire = [] if no_capture else ["wire-lo", "wire-veth"]
-    print()
-    hdr = (f"{'row':<49} " + " ".join(f"{d:<5}" for d in DEFECTS)
-           + " " + " ".join(f"{w:<9}" for w in wire)
-           + f" {'send/rsp':<8} {'NODELAY':<7} {'reuse/off':<9} criteria")
-    print(hdr)
-    print("-" * len(hdr))
-    for row in all_rows:
+    def rowdir(self, row: Row) -> Path:
+        return self.out / row.name.replace(" ", "_").replace("+", "_")
+
+    def one(self, row: Row, col: str) -> None:
+        key = f"{row.name}:{col}"
+        gate = self.heavy if col in kit.HEAVY else self.captures if col in self.wire else None
+        if gate:
+            gate.acquire()
+        with self.lock:
+            self.busy[key] = time.monotonic()
+        try:
+            if col in self.wire:
+                v = kit.measure_capture(row, self.rowdir(row), kit.CAPTURES[col])
+            else:
+                v = kit.measure(col, row, self.rowdir(row), self.use_strace)
+        except Exception as e:  # a harness bug must show, not kill the run
+            v = kit.Verdict("inconclusive", f"harness error: {type(e).__name__}: {e}")
+        finally:
+            if gate:
+                gate.release()
+        with self.lock:
+            del self.busy[key]
+            self.got[row.name][col] = v
+            if len(self.got[row.name]) == len(DEFECTS) + len(self.wire):
+                print(f"  [{time.monotonic() - self.t0:5.1f} s] done: {row.name}", flush=True)
+
+    def progress(self, stop: threading.Event) -> None:
+        total = len(self.rows) * (len(DEFECTS) + len(self.wire))
+        while not stop.wait(5):
+            with self.lock:
+                done = sum(len(v) for v in self.got.values())
+                now = time.monotonic()
+                slow = sorted(self.busy.items(), key=lambda kv: kv[1])[:3]
+            waits = ", ".join(f"{k} ({now - t:.0f} s)" for k, t in slow)
+            print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; running: {waits}",
+                  flush=True)
+
+    def run(self) -> dict[str, dict[str, kit.Verdict]]:
+        cols = list(DEFECTS) + [w for w in self.wire]
+        # Heavy and long measures first, so they overlap the short ones.
+        order = sorted(((r, c) for r in self.rows for c in cols),
+                       key=lambda rc: (rc[1] not in kit.HEAVY, rc[1] not in self.wire))
+        stop = threading.Event()
+        t = threading.Thread(target=self.progress, args=(stop,), daemon=True)
+        t.start()
+        with ThreadPoolExecutor(self.jobs) as ex:
+            for f in [ex.submit(self.one, r, c) for r, c in order]:
+                f.result()
+        stop.set()
+        return self.got
+
+
+# ---- the table --------------------------------------------------------
+
+def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
+    by_name = {r.name: r for r in rows}
+    results = []
+    for row in rows:
         got = measured[row.name]
-        ok, why = criteria(row, got, stock, measured)
-        # Wire verdicts must agree with the B3 verdict of the same row.
+        base_name = "real trunk" if row.counterpart else "stock"
+        base = measured.get(base_name) if row.real == bool(row.counterpart) else None
+        ok, why = criteria(row, got, base, measured)
         exp = dict(row.expect)
-        for w in wire:
-            if w in got:
-                exp[w] = row.expect["B3"]
+        for w in wire:   # the wire must agree with the row's B3
+            exp[w] = row.expect["B3"] if row.expect["B3"] != NA else NA
         mism = [k for k in exp if got[k].state != exp[k]]
         b3 = got["B3"].data
-        if "sends_per_response" in b3:
+        if "sends_per_response" in b3 and row.platform == "linux" and row.variant != "fpc-3.2.2":
             for k, want in syscall_expectations(row).items():
                 have = b3["sends_per_response"] if k == "sendto/resp" \
                     else b3["tcp_nodelay_per_connection"]
@@ -215,30 +270,51 @@ def main() -> int:
                     mism.append(k)
                     got[k] = kit.Verdict(str(have), f"strace shows {have}, expected {want}")
                     exp[k] = str(want)
-        if mism or not ok:
-            failures += 1
-        sends, nodelay, ratio = b3_columns(got["B3"])
-        line = (f"{row.name:<49} " + " ".join(f"{short(got[d]):<5}" for d in DEFECTS)
-                + " " + " ".join(f"{short(got[w]) if w in got else '-':<9}" for w in wire)
-                + f" {sends:<8} {nodelay:<7} {ratio:<9} {'meets' if ok else 'FAILS'}: {why}")
-        if mism:
-            line += "  UNEXPECTED: " + ", ".join(
-                f"{k} {got[k].state} (expected {exp[k]})" for k in mism)
-        print(line)
+        differs = []
+        if row.counterpart in by_name:   # clone vs real, verdict for verdict
+            clone = measured[row.counterpart]
+            differs = [k for k in list(DEFECTS) + wire
+                       if k in clone and clone[k].state != got[k].state]
         results.append({"row": row.name, "variant": row.variant, "real": row.real,
-                        "binary": str(row.binary.relative_to(kit.TOP)),
+                        "platform": row.platform, "counterpart": row.counterpart or None,
+                        "binary": os.path.relpath(row.binary, kit.TOP),
                         "flags": row.flags, "note": row.note, "target": row.target,
                         "criteria_met": ok, "criteria": why, "expected": exp,
                         "verdicts": {k: {"state": v.state, "figure": v.figure, "data": v.data}
                                      for k, v in got.items()},
-                        "as_expected": not mism})
+                        "as_expected": not mism, "mismatches": mism,
+                        "differs_from_clone": differs})
+    return results
+
+
+def print_table(results: list[dict], wire: list[str]) -> None:
+    w = max(len(r["row"]) for r in results) + 1
+    hdr = (f"{'row':<{w}} " + " ".join(f"{d:<5}" for d in DEFECTS)
+           + " " + " ".join(f"{c:<9}" for c in wire)
+           + f" {'send/rsp':<8} {'NODELAY':<7} {'reuse/off':<9} criteria")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in results:
+        v = {k: kit.Verdict(x["state"], x["figure"], x["data"]) for k, x in r["verdicts"].items()}
+        sends, nodelay, ratio = b3_columns(v["B3"])
+        line = (f"{r['row']:<{w}} " + " ".join(f"{short(v[d]):<5}" for d in DEFECTS)
+                + " " + " ".join(f"{short(v[c]) if c in v else '-':<9}" for c in wire)
+                + f" {sends:<8} {nodelay:<7} {ratio:<9} "
+                + f"{'meets' if r['criteria_met'] else 'FAILS'}: {r['criteria']}")
+        if r["mismatches"]:
+            line += "  UNEXPECTED: " + ", ".join(
+                f"{k} {v[k].state} (expected {r['expected'][k]})" for k in r["mismatches"])
+        if r["differs_from_clone"]:
+            line += "  DIFFERS FROM CLONE: " + ", ".join(r["differs_from_clone"])
+        print(line)
     print("\nREPRO = defect reproduced, fixed = not reproduced, ?? = inconclusive; "
           "send/rsp = sendto per response (strace); NODELAY = setsockopt(TCP_NODELAY) "
           "per connection; reuse/off = median of requests 2..30 on one socket over the "
           "keep-alive-off median, same run")
 
-    print()
-    print("Figures behind each verdict:")
+
+def print_figures(results: list[dict]) -> None:
+    print("\nFigures behind each verdict:")
     for r in results:
         print(f"\n[{r['row']}]" + (f"  ({r['note']})" if r["note"] else ""))
         for k, v in r["verdicts"].items():
@@ -254,15 +330,65 @@ def main() -> int:
                   f"({b3['fresh_p50_us']:.0f} us); one connection: local port "
                   f"{b3['local_ports']}, server conn ids {b3['server_conn_ids']}")
 
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("--rows", help="comma-separated row names (default: all)")
+    ap.add_argument("--out", default=str(kit.TOP / "results" / "latest"))
+    ap.add_argument("--no-strace", action="store_true")
+    ap.add_argument("--no-capture", action="store_true")
+    ap.add_argument("--list", action="store_true", help="print the row names and exit")
+    args = ap.parse_args()
+    kit.raise_fd_limit()
+
+    rows = all_rows()
+    if args.list:
+        print("\n".join(r.name for r in rows))
+        return 0
+    use_strace = kit.have_strace() and not args.no_strace
+    if not use_strace:
+        print("note: strace evidence skipped: "
+              + ("--no-strace given" if args.no_strace else "strace is not installed"))
+    no_capture = "--no-capture given" if args.no_capture else kit.can_capture()
+    if no_capture:
+        print(f"note: wire captures skipped: {no_capture}")
+    if not (REAL_TRUNK / "stock" / "fpserver").exists():
+        print("TEST: matrix real-trunk rows [SKIP] no trunk build "
+              "(make real-trunk; needs an FPCSource tree: FPCSRC=...)")
+    if args.rows:
+        wanted = args.rows.split(",")
+        unknown = [w for w in wanted if w not in {r.name for r in rows}]
+        if unknown:
+            print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
+            return 2
+        rows = [r for r in rows if r.name in wanted]
+    missing = sorted({str(r.binary) for r in rows if not r.binary.exists() and not r.real})
+    if missing:
+        subprocess.run(["make", "-C", str(kit.TOP), "--no-print-directory",
+                        *[os.path.relpath(m, kit.TOP) for m in missing]], check=True)
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    wire = [] if no_capture else list(kit.CAPTURES)
+    t0 = time.monotonic()
+    print(f"measuring {len(rows)} rows x {len(DEFECTS) + len(wire)} columns "
+          f"({os.environ.get('KIT_JOBS', '10')} at once) ...", flush=True)
+    measured = Runner(rows, out, use_strace, wire).run()
+    results = judge(rows, measured, wire)
+    print()
+    print_table(results, wire)
+    print_figures(results)
+    failures = sum(1 for r in results
+                   if not (r["as_expected"] and r["criteria_met"]) or r["differs_from_clone"])
     doc = {"environment": environment(), "strace": use_strace,
            "capture": None if no_capture else ["lo", "veth"],
-           "capture_skipped": no_capture,
+           "capture_skipped": no_capture, "wall_s": round(time.monotonic() - t0, 1),
            "b3_thresholds": {"stall_ratio": kit.B3_STALL_RATIO,
                              "clean_ratio": kit.B3_CLEAN_RATIO},
            "rows": results}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1))
-    print(f"\n{len(results) - failures} rows as expected, {failures} not; "
-          f"evidence in {os.path.relpath(out, Path.cwd())}/")
+    print(f"\n{len(results) - failures} rows as expected, {failures} not "
+          f"({doc['wall_s']} s); evidence in {os.path.relpath(out, Path.cwd())}/")
     return 1 if failures else 0
 
 
