@@ -64,12 +64,12 @@ def clone_rows() -> list[Row]:
                    target=patchset.fixed_by("all")))
     out += [
         Row("stock --on-allow-connect nodelay", "stock", ["--on-allow-connect", "nodelay"],
-            expect=expect([]), note="Horse's first mitigation: the hook is dead, the stall stays"),
+            expect=expect([]), note="Horse PR #554's mitigation: the hook is dead, the stall stays"),
         Row("stock --socket-handler nodelay", "stock", ["--socket-handler", "nodelay"],
             expect=expect(["B3"]), target=["B3"],
             note="TCP_NODELAY in the socket handler (Horse 3.3.4), keep-alive unchanged"),
         Row("stock --request-nodelay", "stock", ["--request-nodelay"],
-            expect=expect(["B3"]), target=["B3"], note="TCP_NODELAY per request (Horse's DoGetModule)"),
+            expect=expect(["B3"]), target=["B3"], note="TCP_NODELAY per request (the DoGetModule route proposed in Horse issue #562)"),
         Row("forward-allow-connect --on-allow-connect nodelay", "forward-allow-connect",
             ["--on-allow-connect", "nodelay"], expect=expect(["B1", "B3"]), target=["B1", "B3"],
             note="the forwarded hook makes the TCP_NODELAY mitigation work"),

@@ -1,52 +1,41 @@
 #!/usr/bin/env bash
-# tests/run.sh - `make test`: the whole regression suite.
+# tests/run.sh [STEP...] - `make test`: the whole regression suite.
 #
-# Steps, each printing selftests-style 'TEST: name [ OK ]' / '[FAIL]' lines:
-#   patches       each patch applies alone, the series in order, DEP-3 headers
+# Steps, each printing kselftest-style 'TEST: name [ OK ]' / '[FAIL]' /
+# '[SKIP]' lines (a step exits 0 pass, 1 fail, 4 skip):
+#   patches       C series: each patch applies alone and in order, DEP-3 form
+#   fpc-patches   Pascal series (patches/fpc): git am form, applies alone and
+#                 in order to the trunk tree, compiles without new warnings
 #   unit          CUnit suites of every server-min module, built against every
 #                 variant (plain), and stock/all under ASan+UBSan and TSan
 #   analysers     capture analysers on the committed reference captures
-#   integration   server-min variants driven by the probe (plain, ASan, TSan,
-#                 valgrind)
-#   matrix        `make repro`'s matrix: every row as expected, including the
-#                 real fphttpserver built with Debian's FPC 3.2.2
-#   hostile       bad input, load and faults against every variant
-#   fuzz          a brief libFuzzer run over the request reader
+#   integration   scenarios the matrix does not cover (connection IDs,
+#                 controls, hook refusal, 503 order, syscall fidelity, SIGPIPE)
+#   sanitizers    stock and all under ASan+UBSan and TSan: the integration
+#                 scenarios and the hostile corpus, one pass per sanitizer;
+#                 stock under valgrind
+#   matrix        `make repro`'s matrix: clone rows, real-trunk rows (clone
+#                 vs real must agree), FPC 3.2.2, win64 under Wine
 #   clients       curl, Node http.Agent, urllib3 and wrk against the variants
-#   report        REPORT.md's generated claims against this run
-# Ends with 'N passed, N failed'.  Exit status: 0 only if nothing failed.
+#   hostile       bad input, scale, framing and faults against every variant
+#   fuzz          a brief libFuzzer run over the request reader and analysers
+#   dispatch      the dispatch models' shapes (dispatch/test.sh)
+#   win64         the TCP_NODELAY platform check (repro/fpc/win64-check.sh)
+#   report        REPORT.md's generated claims against this run's matrix
+# Steps that wait rather than compute run concurrently (KIT_STEPS at once,
+# default 3); each step's output is printed whole when it ends, with a
+# progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
+# Exit status: 0 only if nothing failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 logdir=$top/results/test-logs
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
 failures=()
-
-# run_step NAME CMD...: run it, echo its output, count its TEST lines.  A step
-# that fails without printing a FAIL line counts as one failure itself.
-run_step() {
-    local name=$1 log=$logdir/$1.log rc ok bad sk
-    shift
-    echo "== $name: $*"
-    "$@" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    ok=$(grep -c '^TEST: .*\[ OK \]' "$log")
-    bad=$(grep -c '^TEST: .*\[FAIL\]' "$log")
-    sk=$(grep -c '^TEST: .*\[SKIP\]' "$log")
-    passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + sk))
-    if ((bad > 0)); then
-        failures+=("$name: $bad failed (see $log)")
-    elif ((rc != 0)); then
-        failed=$((failed + 1))
-        failures+=("$name: exited $rc without a FAIL line (see $log)")
-        echo "TEST: $name [FAIL] exited $rc"
-    elif ((ok == 0 && sk == 0)); then
-        failed=$((failed + 1))
-        failures+=("$name: ran no test")
-        echo "TEST: $name [FAIL] ran no test"
-    fi
-}
+t0=$(date +%s)
 
 # A CUnit binary (verbose basic mode): its output, then one TEST line per
 # CUnit test, and a FAIL line if the binary itself did not finish cleanly.
@@ -67,44 +56,48 @@ cunit() {
     fi
 }
 
-# Each patch applies alone to a pristine tree and the series applies in
-# order (what `make` relies on), and each carries its DEP-3 header.
+# The C series: each patch alone on a pristine tree, the series in order,
+# and the header form repro/patchset.py and upstream expect.
 step_patches() {
     local tmp p f ok
-    tmp=$(mktemp -d)
-    while read -r p; do
-        [[ -z $p || $p == \#* ]] && continue
+    tmp=$(kit_mktemp)
+    for p in $(python3 repro/patchset.py names); do
         rm -rf "$tmp/alone" && mkdir -p "$tmp/alone" && cp -r server-min "$tmp/alone/"
-        if patch -d "$tmp/alone" -p1 -s --dry-run < "patches/$p" > /dev/null 2>&1; then
-            echo "TEST: patch $p applies alone [ OK ]"
+        if patch -d "$tmp/alone" -p1 -s --dry-run < "patches/$p.patch" > /dev/null 2>&1; then
+            test_ok "patch $p applies alone"
         else
-            echo "TEST: patch $p applies alone [FAIL]"
+            test_fail "patch $p applies alone"
         fi
         ok=1
-        for f in Description Upstream-Routine Bug Forwarded Last-Update; do
-            grep -q "^$f: " "patches/$p" || { ok=0; echo "TEST: patch $p header $f [FAIL] missing"; }
+        for f in Description Author Defect Upstream-Routine Forwarded Last-Update; do
+            grep -q "^$f: ." "patches/$p.patch" || { ok=0; test_fail "patch $p header $f" "missing"; }
         done
-        ((ok)) && echo "TEST: patch $p DEP-3 header [ OK ]"
-    done < patches/series
+        grep -q '^Author: .*<[^@ ]*@[^> ]*>' "patches/$p.patch" || { ok=0; test_fail "patch $p Author" "no e-mail address"; }
+        grep -q '^Forwarded: \(no\|https\?://\)' "patches/$p.patch" || { ok=0; test_fail "patch $p Forwarded" "neither 'no' nor a URL"; }
+        if grep -q '^Bug: ' "patches/$p.patch" && ! grep -q '^Bug: https\?://[^ ]*$' "patches/$p.patch"; then
+            ok=0; test_fail "patch $p Bug" "not a URL"
+        fi
+        ((ok)) && test_ok "patch $p DEP-3 header"
+    done
     rm -rf "$tmp/series" && mkdir -p "$tmp/series" && cp -r server-min "$tmp/series/"
     ok=1
-    while read -r p; do
-        [[ -z $p || $p == \#* ]] && continue
-        patch -d "$tmp/series" -p1 -s --no-backup-if-mismatch < "patches/$p" > /dev/null 2>&1 || ok=0
-    done < patches/series
-    if ((ok)); then echo "TEST: patch series applies in order [ OK ]"; else echo "TEST: patch series applies in order [FAIL]"; fi
-    rm -rf "$tmp"
+    for p in $(python3 repro/patchset.py names); do
+        patch -d "$tmp/series" -p1 -s --no-backup-if-mismatch < "patches/$p.patch" > /dev/null 2>&1 || ok=0
+    done
+    if ((ok)); then test_ok "patch series applies in order"; else test_fail "patch series applies in order"; fi
+}
+
+step_fpc_patches() {
+    if [[ ! -x scripts/check-fpc-patches.sh ]]; then
+        test_skip "fpc-patches" "no scripts/check-fpc-patches.sh"; return 4
+    fi
+    scripts/check-fpc-patches.sh
 }
 
 step_unit() {
     local v
-    for v in stock forward-allow-connect buffer-aware-pending coalesce-writes \
-             announce-close keep-surplus-bytes pool-idle-fallback all; do
+    for v in $(python3 repro/patchset.py variants); do
         cunit "unit/$v" "build/tests/$v/unit"
-    done
-    for v in stock all; do
-        cunit "unit-asan/$v" "build/tests-asan/$v/unit"
-        cunit "unit-tsan/$v" "build/tests-tsan/$v/unit"
     done
 }
 
@@ -115,10 +108,22 @@ step_analysers() {
 
 step_integration() {
     python3 tests/integration/test_server.py
-    KIT_SERVER_BUILD=build-asan python3 tests/integration/test_server.py --quick
-    KIT_SERVER_BUILD=build-tsan python3 tests/integration/test_server.py --quick
+}
+
+# One pass per sanitizer over the same scenarios: unit, integration and the
+# hostile corpus for stock and all.
+step_sanitizers() {
+    local rc=0 v s
+    for s in asan tsan; do
+        for v in stock all; do cunit "unit-$s/$v" "build/tests-$s/$v/unit"; done
+        KIT_SERVER_BUILD=build-$s python3 tests/integration/test_server.py --quick || rc=1
+        tests/hostile/run.sh --$s stock all || rc=1
+    done
     KIT_SERVER_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
-        python3 tests/integration/test_server.py seq_one refusing 503 sigpipe
+        python3 tests/integration/test_server.py seq_one refusing 503 sigpipe || rc=1
+    tests/hostile/run.sh --valgrind stock
+    case $? in 0|4) ;; *) rc=1 ;; esac
+    return $rc
 }
 
 step_matrix() {
@@ -130,43 +135,106 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 for r in doc["rows"]:
     ok = r["as_expected"] and r["criteria_met"]
-    bad = [f"{k}={v['state']}" for k, v in r["verdicts"].items()
-           if v["state"] != r["expected"].get(k)]
+    bad = [f"{k}={r['verdicts'][k]['state']}" for k in r["mismatches"]]
     print(f"TEST: matrix {r['row']} [{' OK ' if ok else 'FAIL'}]"
           + ("" if ok else f" {r['criteria']} {bad}"))
+    if r.get("counterpart"):
+        d = r["differs_from_clone"]
+        print(f"TEST: matrix clone-vs-real {r['counterpart']} [{'FAIL' if d else ' OK '}]"
+              + (f" differs on {', '.join(d)}" if d else ""))
 PY
     return $rc
 }
 
-step_hostile() {
-    local rc=0
-    tests/hostile/run.sh || rc=1
-    tests/hostile/run.sh --asan stock all || rc=1
-    tests/hostile/run.sh --tsan stock all || rc=1
-    tests/hostile/run.sh --valgrind stock || rc=1
+step_hostile() { tests/hostile/run.sh; }
+
+step_fuzz() {
+    local v rc=0
+    for v in stock all; do
+        tests/fuzz/run.sh "${FUZZ_SECONDS:-15}" "$v"
+        case $? in
+        0) test_ok "fuzz $v" ;;
+        4) ;;
+        *) test_fail "fuzz $v" "see results/fuzz/$v/"; rc=1 ;;
+        esac
+    done
     return $rc
 }
-step_fuzz() {
-    local v
-    for v in stock all; do
-        if tests/fuzz/run.sh "${FUZZ_SECONDS:-20}" "$v"; then
-            echo "TEST: fuzz $v [ OK ]"
-        else
-            echo "TEST: fuzz $v [FAIL] see results/fuzz/$v/"
-        fi
-    done
-}
 step_clients() { python3 repro/clients.py --out results/test-matrix/clients; }
+step_dispatch() {
+    [[ -x dispatch/test.sh ]] || { test_skip dispatch "no dispatch/test.sh"; return 4; }
+    dispatch/test.sh
+}
+step_win64() {
+    [[ -x repro/fpc/win64-check.sh ]] || { test_skip win64 "no repro/fpc/win64-check.sh"; return 4; }
+    repro/fpc/win64-check.sh
+}
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
 
-steps=(patches unit analysers integration matrix clients hostile fuzz report)
+# count NAME RC: add a finished step's TEST lines to the totals.
+count() {
+    local name=$1 rc=$2 log=$logdir/$1.log ok bad sk
+    ok=$(grep -c '^TEST: .*\[ OK \]' "$log")
+    bad=$(grep -c '^TEST: .*\[FAIL\]' "$log")
+    sk=$(grep -c '^TEST: .*\[SKIP\]' "$log")
+    passed=$((passed + ok)) failed=$((failed + bad)) skipped=$((skipped + sk))
+    if ((bad > 0)); then
+        failures+=("$name: $bad failed (see $log)")
+    elif ((rc != 0 && rc != 4)); then
+        failed=$((failed + 1))
+        failures+=("$name: exited $rc without a FAIL line (see $log)")
+        echo "TEST: $name [FAIL] exited $rc"
+    elif ((ok == 0 && sk == 0)); then
+        failed=$((failed + 1))
+        failures+=("$name: ran no test")
+        echo "TEST: $name [FAIL] ran no test"
+    fi
+}
+
+# Steps in the order they start; the first ones wait longest.
+steps=(matrix patches fpc-patches unit analysers integration clients hostile
+       sanitizers fuzz dispatch win64 report)
 ((${#@})) && steps=("$@")
+declare -A pid_of=()
+jobs_max=${KIT_STEPS:-3}
+
+finish() {   # finish NAME: print its log, count it
+    local name=$1 rc
+    wait "${pid_of[$name]}"; rc=$?
+    unset "pid_of[$name]"
+    echo "== $name (exit $rc, $(( $(date +%s) - t0 )) s into the suite)"
+    cat "$logdir/$name.log"
+    count "$name" "$rc"
+}
+
+reap() {     # reap: wait until fewer than jobs_max steps run, printing progress
+    local n last=$SECONDS
+    while :; do
+        for n in "${!pid_of[@]}"; do
+            kill -0 "${pid_of[$n]}" 2>/dev/null || finish "$n"
+        done
+        ((${#pid_of[@]} < jobs_max)) && return
+        if ((SECONDS - last >= 20)); then
+            echo "   ... $(( $(date +%s) - t0 )) s: running ${!pid_of[*]}"
+            last=$SECONDS
+        fi
+        sleep 0.2
+    done
+}
+
 for s in "${steps[@]}"; do
-    run_step "$s" "step_$s"
+    # The report compares the matrix's run: it starts once the matrix ended.
+    if [[ $s == report && -n ${pid_of[matrix]:-} ]]; then finish matrix; fi
+    reap
+    echo "-- start $s"
+    "step_${s//-/_}" > "$logdir/$s.log" 2>&1 &
+    pid_of[$s]=$!
 done
+jobs_max=1
+while ((${#pid_of[@]})); do jobs_max=1; reap; jobs_max=0; for n in "${!pid_of[@]}"; do finish "$n"; done; done
 
 echo
-echo "== summary"
+echo "== summary ($(( $(date +%s) - t0 )) s)"
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
