@@ -24,7 +24,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test deps clean report fuzz fpc
+.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -55,19 +55,36 @@ build-tsan/stock/server-min: $(SERVER_SRC)
 build-tsan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build-tsan/$*
 	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
-sanitizers: $(foreach v,$(VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
+# The sanitizer passes of `make test` run stock and all.
+SAN_VARIANTS = stock all
+sanitizers: $(foreach v,$(SAN_VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
 
-# Debian packages the kit needs; installed when root, named otherwise.
+# Debian packages the kit needs; installed when root, named otherwise
+# (scripts/require-packages.sh: what is optional skips, never fails).
 deps:
 	@scripts/require-packages.sh
+test-deps:
+	@scripts/require-packages.sh --test
 
-repro: deps all
-	-$(MAKE) --no-print-directory fpc
-	@python3 repro/matrix.py; m=$$?; python3 repro/clients.py; c=$$?; \
-	 if [ $$m -ne 0 ] || [ $$c -ne 0 ]; then echo "make repro: some verdicts were not as expected"; exit 1; fi
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 
-test: deps all sanitizers build/hostile build/test-capture-parsers unit-tests
-	-$(MAKE) --no-print-directory fpc
+# The real servers: Debian's FPC 3.2.2, the trunk toolchain and its builds
+# (mk/fpc.mk), the win64 builds (mk/win64.mk).  Each skips with its reason
+# when its toolchain or source tree is missing; a failing build shows, and
+# the matrix then fails the rows it could not build.
+real-servers:
+	-@$(MAKE) --no-print-directory fpc
+	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk
+	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk-win64
+
+repro: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(MAKE) --no-print-directory real-servers
+	@scripts/repro.sh
+
+test: test-deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers unit-tests
+	@$(MAKE) --no-print-directory real-servers
 	tests/run.sh
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the

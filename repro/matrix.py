@@ -39,6 +39,7 @@ from kit import DEFECTS, Row  # noqa: E402
 R, F, NA = "reproduced", "fixed", "n/a"
 REAL_TRUNK = kit.BUILD / "real-trunk"
 REAL_WIN64 = kit.BUILD / "real-trunk-win64"
+TRUNK_FPC = kit.BUILD / "fpc-trunk" / "bin" / "fpc"
 
 
 def expect(fixed: list[str]) -> dict[str, str]:
@@ -81,13 +82,32 @@ def real_name(clone: str) -> str:
     return "real trunk" if clone == "stock" else f"real trunk + {clone}"
 
 
+def fpc_series() -> set[str]:
+    try:
+        return set(patchset.series("fpc"))
+    except OSError:
+        return set()
+
+
 def trunk_rows(clones: list[Row]) -> list[Row]:
     """The real server built from trunk with the same patch set as each
-    clone row (build/real-trunk/<set>/fpserver)."""
+    clone row (build/real-trunk/<set>/fpserver).  Once the trunk toolchain
+    is there, every set the Pascal series can make gets its row, built or
+    not: a build that failed shows as a failing row, never as a missing one.
+    A clone fix with no Pascal patch of the same name is a failing row too."""
+    if not TRUNK_FPC.exists():
+        return []
+    pascal = fpc_series()
     out = []
     for c in clones:
         exe = REAL_TRUNK / c.variant / "fpserver"
-        if c.flags or not exe.exists():
+        if c.flags:
+            continue
+        missing = [n for n in c.variant.split("+") if n not in ("stock", "all") and n not in pascal]
+        if missing:
+            out.append(Row(real_name(c.name), c.variant, expect=dict(c.expect),
+                           target=list(c.target), path=REAL_TRUNK / "no-pascal-patch" / c.variant,
+                           counterpart=c.name, note=f"no Pascal patch {', '.join(missing)} in patches/fpc/series"))
             continue
         out.append(Row(real_name(c.name), c.variant, expect=dict(c.expect),
                        target=list(c.target), path=exe, counterpart=c.name,
@@ -352,9 +372,9 @@ def main() -> int:
     no_capture = "--no-capture given" if args.no_capture else kit.can_capture()
     if no_capture:
         print(f"note: wire captures skipped: {no_capture}")
-    if not (REAL_TRUNK / "stock" / "fpserver").exists():
-        print("TEST: matrix real-trunk rows [SKIP] no trunk build "
-              "(make real-trunk; needs an FPCSource tree: FPCSRC=...)")
+    if not TRUNK_FPC.exists():
+        print("TEST: matrix real-trunk rows [SKIP] no trunk toolchain "
+              "(make fpc-trunk FPCSRC=/path/to/fpcsource)")
     if args.rows:
         wanted = args.rows.split(",")
         unknown = [w for w in wanted if w not in {r.name for r in rows}]

@@ -1,40 +1,63 @@
 #!/usr/bin/env bash
-# require-packages.sh: the Debian packages the kit uses.  As root, missing
-# ones are installed; otherwise they are named and the script fails.
+# require-packages.sh [--test] - the Debian packages the kit uses.
+#
+# Two lists: what the main job truly needs (a C compiler, make, python3,
+# patch, libpcap for the analysers; with --test also CUnit), and what makes
+# more rows and steps run (tracers, clients, FPC, Wine, sanitizer runtimes).
+# As root every missing package is installed.  Otherwise a missing needed
+# package fails (exit 1) naming it; a missing optional one is named once and
+# the steps that use it skip with the reason (exit 4 there, never a failure).
 set -euo pipefail
-# package:command-or-file that proves it is there
+# package:file that proves it is there
 need=(
     build-essential:/usr/bin/cc
-    clang:/usr/bin/clang
-    libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
-    libcunit1-dev:/usr/include/CUnit/Basic.h
+    make:/usr/bin/make
+    python3:/usr/bin/python3
+    patch:/usr/bin/patch
     libpcap-dev:/usr/include/pcap/pcap.h
+    xz-utils:/usr/bin/xz
+)
+want=(
     tcpdump:/usr/bin/tcpdump
     strace:/usr/bin/strace
     iproute2:/usr/sbin/ip
-    jq:/usr/bin/jq
     curl:/usr/bin/curl
     wrk:/usr/bin/wrk
     nodejs:/usr/bin/node
-    python3:/usr/bin/python3
     python3-urllib3:/usr/lib/python3/dist-packages/urllib3/__init__.py
-    valgrind:/usr/bin/valgrind
     gnuplot-nox:/usr/bin/gnuplot
     fpc:/usr/bin/fpc
-    patch:/usr/bin/patch
+    wine64:/usr/lib/wine/wine64
+    wine:/usr/bin/wine
+    git:/usr/bin/git
 )
-missing=()
-for item in "${need[@]}"; do
-    pkg=${item%%:*} path=${item#*:}
-    [[ -e $path ]] || missing+=("$pkg")
-done
-((${#missing[@]} == 0)) && exit 0
-if [[ $(id -u) -ne 0 ]]; then
-    echo "missing Debian packages: ${missing[*]}" >&2
-    echo "install them with: sudo apt-get install ${missing[*]}" >&2
+if [[ ${1:-} == --test ]]; then
+    need+=(libcunit1-dev:/usr/include/CUnit/Basic.h)
+    want+=(clang:/usr/bin/clang
+           libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
+           valgrind:/usr/bin/valgrind)
+fi
+missing() {
+    local item
+    for item in "$@"; do [[ -e ${item#*:} ]] || echo "${item%%:*}"; done
+}
+mapfile -t miss_need < <(missing "${need[@]}")
+mapfile -t miss_want < <(missing "${want[@]}")
+all=("${miss_need[@]}" "${miss_want[@]}")
+((${#all[@]} == 0)) && exit 0
+if [[ $(id -u) -eq 0 ]]; then
+    echo "installing: ${all[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${all[@]}" >&2
+    exit 0
+fi
+if ((${#miss_want[@]})); then
+    echo "note: optional Debian packages missing (their steps will skip): ${miss_want[*]}" >&2
+fi
+if ((${#miss_need[@]})); then
+    echo "missing Debian packages: ${miss_need[*]}" >&2
+    echo "install them with: sudo apt-get install ${miss_need[*]}" >&2
     exit 1
 fi
-echo "installing: ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+exit 0

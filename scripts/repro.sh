@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# scripts/repro.sh - the main job's runs (after the builds of `make repro`):
+# the matrix on stdout, and the real clients side by side with it (their
+# table printed when the matrix is done).  Exit 1 if either saw a verdict it
+# did not expect.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+mkdir -p results/latest
+t0=$(date +%s)
+python3 repro/clients.py --out results/latest/clients > results/latest/clients.log 2>&1 &
+clients=$!
+python3 repro/matrix.py --out results/latest
+m=$?
+wait "$clients"
+c=$?
+echo
+cat results/latest/clients.log
+echo
+echo "make repro: $(( $(date +%s) - t0 )) s for the matrix and the clients"
+if [ $m -ne 0 ] || { [ $c -ne 0 ] && [ $c -ne 4 ]; }; then
+    echo "make repro: some verdicts were not as expected"
+    exit 1
+fi
