@@ -6,9 +6,11 @@ check that REPORT.md's structural claims still hold.
   repro/report.py --check results/test-matrix/matrix.json compare claims
 
 Generated parts sit between '<!-- generated:NAME -->' and
-'<!-- /generated:NAME -->'.  The matrix block carries the run's structural
-claims (verdicts and counts, no timings) as JSON in a comment; --check
-compares those with a fresh run and reports every difference.
+'<!-- /generated:NAME -->'.  The run's structural claims (verdicts and
+counts, no timings) go to REPORT.claims.json beside it; --check compares
+those with a fresh run and reports every difference.  Every Fix section's
+Pascal is the diff of patches/fpc/<name>.patch, never typed; report/B<n>.md,
+one text per defect for FPC's tracker, is cut from the same sections.
 """
 from __future__ import annotations
 
@@ -22,9 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
+import patchset  # noqa: E402
 
 TOP = kit.TOP
 REPORT = TOP / "REPORT.md"
+CLAIMS = TOP / "REPORT.claims.json"   # the report's structural claims, per row
+TRACKER = TOP / "report"              # one ready-to-file text per defect
 DOCS = TOP / "docs"
 REF = TOP / "captures" / "reference"
 DEFECTS = kit.DEFECTS
@@ -66,7 +71,12 @@ def claims(doc: dict) -> dict:
             c["tcp_nodelay_per_connection"] = v["B3"]["data"]["tcp_nodelay_per_connection"]
         c["B4_connection_header"] = v["B4"]["data"].get("connection_header")
         c["B4_stale_failures"] = bool(v["B4"]["data"].get("pool_stale_failures"))
+        c["B7_answers_after_load"] = v["B7"]["data"].get("after_answered")
+        c["B7_stops_on_sigterm"] = v["B7"]["data"].get("stopped_by_sigterm")
+        c["B8_answered_high"] = v["B8"]["data"].get("answered_high")
         c["criteria_met"] = r["criteria_met"]
+        if r.get("counterpart"):
+            c["equals_clone"] = not r.get("differs_from_clone")
         out[r["row"]] = c
     return out
 
@@ -112,7 +122,8 @@ def block_matrix(doc: dict) -> str:
                  f"{env.get('kernel')} ({env.get('machine')}, {env.get('cpus')} CPUs), "
                  f"strace: {'yes' if doc.get('strace') else 'no'}, captures: "
                  f"{', '.join(doc['capture']) if doc.get('capture') else 'skipped (' + str(doc.get('capture_skipped')) + ')'}.")
-    lines.append(f"<!-- claims {json.dumps(claims(doc), sort_keys=True)} -->")
+    lines.append("The structural claims of this table (verdicts and counts, no timings) "
+                 "are in `REPORT.claims.json`; `make test` compares them with a fresh run.")
     return "\n".join(lines)
 
 
@@ -195,18 +206,21 @@ def strace_excerpt(name: str, pattern: str, count: int, from_start: bool = False
 
 def block_versions(doc: dict) -> str:
     rm = rowmap(doc)
-    lines = ["| server | B1 | B2 | B3 | B4 | B5 | B6 | notes |", "|---|---|---|---|---|---|---|---|"]
-    real = [r for r in doc["rows"] if r.get("real")]
+    lines = ["| server | " + " | ".join(DEFECTS) + " | notes |",
+             "|---|" + "---|" * (len(DEFECTS) + 1)]
+    real = [r for r in doc["rows"] if r.get("real") and r["variant"] in ("stock", "fpc-3.2.2")
+            and not r["flags"]]
     for r in real:
-        cells = [SHORT[r["verdicts"][d]["state"]] for d in DEFECTS]
-        notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6"))
-        lines.append(f"| {r['row']} | " + " | ".join(cells) + f" | {notes} |")
+        cells = [SHORT.get(r["verdicts"][d]["state"], r["verdicts"][d]["state"]) for d in DEFECTS]
+        notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6", "B8"))
+        lines.append(f"| {r['row']} ({r['platform']}) | " + " | ".join(cells) + f" | {notes} |")
     if "stock" in rm:
-        cells = [SHORT[rm["stock"]["verdicts"][d]["state"]] for d in DEFECTS]
+        cells = [SHORT.get(rm["stock"]["verdicts"][d]["state"], "?") for d in DEFECTS]
         lines.append("| trunk clone (server-min stock) | " + " | ".join(cells)
                      + " | the model of trunk at 1dba64b |")
-    if not any(r["row"].startswith("real FPC 3.3") for r in real):
-        lines.append("| real trunk | - | - | - | - | - | - | run `make repro FPC=/path/to/trunk/fpc` to add this row |")
+    if "real trunk" not in rm:
+        lines.append("| real trunk | " + " | ".join("-" for _ in DEFECTS)
+                     + " | not in this run: `make repro FPCSRC=/path/to/fpcsource` adds it |")
     return "\n".join(lines)
 
 
@@ -260,6 +274,124 @@ plot '{data}' using ($1-0.15):($3==1?$2:1/0) with points pt 7 ps 1.2 title 'requ
     return "![latency per request](docs/latency.png)"
 
 
+
+# ---- the Pascal series and the real-trunk evidence ----------------------
+
+def pascal_diff(name: str) -> str:
+    """The diff of patches/fpc/NAME.patch (git format-patch form), without
+    the mail header and the trailing signature."""
+    path = TOP / "patches" / "fpc" / f"{name}.patch"
+    if not path.exists():
+        return f"(no Pascal patch `patches/fpc/{name}.patch` yet)"
+    text = path.read_text()
+    start = text.find("diff --git ")
+    if start < 0:
+        return f"(`patches/fpc/{name}.patch` has no diff)"
+    body = re.split(r"\n-- \n\d", text[start:])[0].rstrip()
+    return "```diff\n" + body + "\n```"
+
+
+def block_fix(name: str) -> str:
+    p = patchset.by_name().get(name)
+    where = (f"`patches/fpc/{name}.patch` (`git am` form, against fpc/FPCSource); "
+             f"the same change in the C model: `patches/{name}.patch`")
+    routine = f" Routine: `{p.routine}`." if p and p.routine else ""
+    return where + "." + routine + "\n\n" + pascal_diff(name)
+
+
+def real_of(clone: str) -> str:
+    return "real trunk" if clone == "stock" else f"real trunk + {clone}"
+
+
+def block_verified(doc: dict, defect: str) -> str:
+    """The defect's column on the real trunk, stock against each set that
+    should fix it, with the clone's verdict beside it."""
+    rm = rowmap(doc)
+    sets = ["stock"] + [p.name for p in patchset.patches() if p.defect == defect]
+    sets += [pr for pr in kit.PAIRS if defect in patchset.fixed_by(pr)] + ["all"]
+    lines = ["| patch set | real trunk | clone | evidence (real trunk) |", "|---|---|---|---|"]
+    for s in dict.fromkeys(sets):
+        real, clone = rm.get(real_of(s)), rm.get(s)
+        if not real:
+            lines.append(f"| `{s}` | not built in this run | "
+                         f"{clone['verdicts'][defect]['state'] if clone else '-'} | - |")
+            continue
+        v = real["verdicts"][defect]
+        lines.append(f"| `{s}` | {v['state']} | "
+                     f"{clone['verdicts'][defect]['state'] if clone else '-'} | {v['figure']} |")
+    return "\n".join(lines)
+
+
+def block_fidelity(doc: dict) -> str:
+    """Clone against real trunk, every scenario of every row that has both."""
+    rm = rowmap(doc)
+    pairs = [(r, rm[r["counterpart"]]) for r in doc["rows"]
+             if r.get("counterpart") and r["counterpart"] in rm]
+    if not pairs:
+        return "(no real-trunk rows in this run: `make real-trunk` needs an FPCSource tree)"
+    cols = [c for c in DEFECTS + ["wire-lo", "wire-veth"] if c in pairs[0][0]["verdicts"]]
+    lines = ["| patch set | " + " | ".join(cols) + " | clone = real |",
+             "|---|" + "---|" * (len(cols) + 1)]
+    for real, clone in pairs:
+        cells = []
+        for c in cols:
+            a, b = clone["verdicts"][c]["state"], real["verdicts"][c]["state"]
+            cells.append(SHORT.get(a, a) if a == b else f"**{SHORT.get(a, a)} / {SHORT.get(b, b)}**")
+        lines.append(f"| `{clone['row']}` | " + " | ".join(cells) + " | "
+                     + ("yes" if not real.get("differs_from_clone") else
+                        "NO: " + ", ".join(real["differs_from_clone"])) + " |")
+    lines.append("")
+    lines.append("A cell reads `clone / real` where the two differ.")
+    return "\n".join(lines)
+
+
+def block_windows(doc: dict) -> str:
+    rows = [r for r in doc["rows"] if r.get("platform") == "win64"]
+    if not rows:
+        return "(no win64 rows in this run: `make real-trunk-win64` needs the trunk toolchain and Wine)"
+    head = ["build (under Wine)"] + DEFECTS + ["wire-lo", "sendto/resp", "NODELAY/conn", "reuse/off"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        v = r["verdicts"]
+        b3 = v["B3"]["data"]
+        ratio = f"{b3['ratio_p50']:.1f}x" if b3.get("ratio_p50") is not None else "-"
+        wire = SHORT.get(v["wire-lo"]["state"], "-") if "wire-lo" in v else "-"
+        lines.append(f"| `{r['row']}` | "
+                     + " | ".join(SHORT.get(v[d]["state"], v[d]["state"]) for d in DEFECTS)
+                     + f" | {wire} | {','.join(map(str, b3.get('sends_per_response', []))) or '-'}"
+                     + f" | {','.join(map(str, b3.get('tcp_nodelay_per_connection', []))) or '-'}"
+                     + f" | {ratio} |")
+    return "\n".join(lines)
+
+
+# ---- one text per defect for FPC's tracker ------------------------------
+
+def defect_sections(text: str) -> dict[str, str]:
+    """'## B<n>. ...' sections of REPORT.md, generated blocks included."""
+    out = {}
+    for m in re.finditer(r"^## (B\d+)\. .*?(?=^## |^---\s*$\n\n## (?!B)|\Z)", text, re.S | re.M):
+        out[m.group(1)] = m.group(0).rstrip().rstrip("-").rstrip()
+    return out
+
+
+def write_tracker(text: str, doc: dict) -> list[Path]:
+    TRACKER.mkdir(exist_ok=True)
+    env = doc["environment"]
+    written = []
+    for defect, body in defect_sections(text).items():
+        body = re.sub(r"<!-- /?generated:[^>]*-->\n?", "", body)
+        title = body.splitlines()[0][3:]
+        head = (f"Summary: fphttpserver: {title.split('. ', 1)[1]}\n"
+                f"Component: fcl-web (packages/fcl-web/src/base/fphttpserver.pp)\n"
+                f"Version: trunk 3.3.1 (fpc/FPCSource 1dba64b); see 'Affected'\n"
+                f"Reproducer: the fphttpserver reproducer kit, `make repro` "
+                f"(run {env.get('date_utc')}, commit {env.get('commit')})\n\n")
+        path = TRACKER / f"{defect}.md"
+        path.write_text(head + body.replace("](docs/", "](../docs/") + "\n")
+        written.append(path)
+    return written
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     pat = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
                      re.S)
@@ -291,25 +423,36 @@ def generate(matrix: Path) -> int:
         "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6, True),
         "mitigations": block_mitigations(doc),
         "versions": block_versions(doc),
+        "b7": block_defect(doc, "B7", ["stock", "pool-idle-fallback", "pool-schedule-unlocked", "all"]),
+        "b8": block_defect(doc, "B8", ["stock", "poll-can-read", "all"]),
+        "fidelity": block_fidelity(doc),
+        "windows": block_windows(doc),
         "clients": block_clients(clients),
         "plot": make_plot(doc, results),
     }
+    for p in patchset.patches():
+        blocks[f"fix-{p.name}"] = block_fix(p.name)
+    for d in DEFECTS:
+        blocks[f"verified-{d}"] = block_verified(doc, d)
     for name, body in blocks.items():
         if f"<!-- generated:{name} -->" in text:
             text = replace_block(text, name, body)
     REPORT.write_text(text)
-    print(f"report: REPORT.md regenerated from {matrix}")
+    CLAIMS.write_text(json.dumps(claims(doc), indent=1, sort_keys=True) + "\n")
+    files = write_tracker(text, doc)
+    print(f"report: REPORT.md, {CLAIMS.name} and {len(files)} tracker texts "
+          f"(report/) regenerated from {matrix}")
     return 0
 
 
 def check(matrix: Path) -> int:
-    text = REPORT.read_text()
-    m = re.search(r"<!-- claims (\{.*\}) -->", text)
-    if not m:
-        print("TEST: report claims [FAIL] REPORT.md has no claims block")
+    try:
+        old = json.loads(CLAIMS.read_text())
+    except (OSError, ValueError) as e:
+        print(f"TEST: report claims [FAIL] {CLAIMS.name}: {e}")
         return 1
-    old = json.loads(m.group(1))
     new = claims(load(matrix))
+    rc = check_pascal()
     diffs = compare_claims(old, new)
     for row in old:
         bad = [d for d in diffs if d.startswith(row + ":") or f"'{row}'" in d]
@@ -317,7 +460,19 @@ def check(matrix: Path) -> int:
     extra = [d for d in diffs if "not in the report" in d]
     for d in extra:
         print(f"TEST: report coverage [FAIL] {d}")
-    return 1 if diffs else 0
+    return 1 if diffs or rc else 0
+
+
+def check_pascal() -> int:
+    """Every Fix section's Pascal is exactly its patch's diff."""
+    text, rc = REPORT.read_text(), 0
+    for p in patchset.patches():
+        m = re.search(rf"<!-- generated:fix-{re.escape(p.name)} -->\n(.*?)\n<!-- /generated:", text, re.S)
+        ok = bool(m) and m.group(1) == block_fix(p.name)
+        print(f"TEST: report Pascal of {p.name} equals patches/fpc/{p.name}.patch "
+              f"[{' OK ' if ok else 'FAIL'}]" + ("" if ok else " (run make report)"))
+        rc |= not ok
+    return rc
 
 
 def main() -> int:
