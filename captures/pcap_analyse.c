@@ -1,7 +1,6 @@
 /* pcap_analyse.c - classify how HTTP responses leave a server, from a pcap.
  *
- * Build: cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
- *           -o build/pcap-analyse captures/pcap_analyse.c -lpcap
+ * Build: make build/pcap-analyse (with the common sources, -lpcap).
  *
  * Usage: pcap-analyse [--port P] [--json] [--ladder N] FILE.pcap
  *
@@ -9,6 +8,10 @@
  * 2 usage error.
  */
 #include "pcap_analyse.h"
+
+#include "../common/http_request.h"
+#include "../common/http_response.h"
+#include "../common/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -66,144 +69,19 @@ int pa_is_response_start(const unsigned char *buf, size_t len)
     return len >= 7 && memcmp(buf, "HTTP/1.", 7) == 0;
 }
 
-int pa_is_request_start(const unsigned char *buf, size_t len)
+/* Body bytes on the wire after a head (chunk framing included), as far as
+ * the capture holds them; a Content-Length body counts in full even when the
+ * capture ends early, and an unfinished chunked body counts 0. */
+size_t pa_body_wire_len(const struct hr_response *h, const unsigned char *p, size_t avail)
 {
-    size_t i = 0;
-    while (i < len && i < 16 && buf[i] >= 'A' && buf[i] <= 'Z')
-        i++;
-    return i > 0 && i < len && buf[i] == ' ';
-}
-
-size_t pa_head_end(const unsigned char *buf, size_t len)
-{
-    size_t i;
-    for (i = 0; i + 3 < len; i++)
-        if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n')
-            return i + 4;
-    return 0;
-}
-
-/* Find header `name` (with the colon) at a line start in the head; returns
- * the value start and its length (trimmed), or NULL. */
-static const unsigned char *find_header(const unsigned char *buf, size_t len,
-                                        const char *name, size_t *vlen)
-{
-    size_t nl = strlen(name), i = 0;
-    while (i < len) {
-        size_t eol = i;
-        while (eol < len && buf[eol] != '\n')
-            eol++;
-        if (eol - i > nl && strncasecmp((const char *)buf + i, name, nl) == 0) {
-            size_t s = i + nl, e = eol;
-            while (s < e && (buf[s] == ' ' || buf[s] == '\t'))
-                s++;
-            while (e > s && (buf[e - 1] == '\r' || buf[e - 1] == ' ' || buf[e - 1] == '\t'))
-                e--;
-            *vlen = e - s;
-            return buf + s;
-        }
-        i = eol + 1;
-    }
-    return NULL;
-}
-
-long pa_content_length(const unsigned char *buf, size_t len)
-{
-    size_t vl, i;
-    long v = 0;
-    const unsigned char *p = find_header(buf, len, "Content-Length:", &vl);
-    if (!p || vl == 0 || vl > 15)
-        return -1;
-    for (i = 0; i < vl; i++) {
-        if (!isdigit(p[i]))
-            return -1;
-        v = v * 10 + (p[i] - '0');
-    }
-    return v;
-}
-
-int pa_is_chunked(const unsigned char *buf, size_t len)
-{
-    size_t vl, i;
-    const unsigned char *p = find_header(buf, len, "Transfer-Encoding:", &vl);
-    if (!p)
+    struct hr_body b;
+    if (h->framing == HR_BODY_LENGTH)
+        return (size_t)h->content_length;
+    hr_body_init(&b, h, HR_BODY_UNLIMITED);
+    long long used = hr_body_feed(&b, (const char *)p, avail, NULL, 0, NULL);
+    if (used < 0 || (h->framing == HR_BODY_CHUNKED && !b.done))
         return 0;
-    for (i = 0; i + 7 <= vl; i++)
-        if (strncasecmp((const char *)p + i, "chunked", 7) == 0)
-            return 1;
-    return 0;
-}
-
-size_t pa_chunked_len(const unsigned char *buf, size_t len)
-{
-    size_t o = 0;
-    for (;;) {
-        size_t sz = 0, digits = 0;
-        while (o < len && isxdigit(buf[o])) {
-            int c = tolower(buf[o]);
-            sz = sz * 16 + (size_t)(c <= '9' ? c - '0' : c - 'a' + 10);
-            if (++digits > 12)
-                return 0;
-            o++;
-        }
-        if (digits == 0)
-            return 0;
-        while (o < len && buf[o] != '\n')  /* chunk extensions, CR */
-            o++;
-        if (o >= len)
-            return 0;
-        o++;
-        if (sz == 0) {
-            /* trailers, then an empty line */
-            for (;;) {
-                size_t s = o;
-                while (o < len && buf[o] != '\n')
-                    o++;
-                if (o >= len)
-                    return 0;
-                o++;
-                if (o - s <= 2)
-                    return o;
-            }
-        }
-        if (len - o < sz + 2)
-            return 0;
-        o += sz + 2;
-    }
-}
-
-int pa_status_code(const unsigned char *buf, size_t len)
-{
-    if (len < 12 || !pa_is_response_start(buf, len) || buf[8] != ' ')
-        return -1;
-    if (!isdigit(buf[9]) || !isdigit(buf[10]) || !isdigit(buf[11]))
-        return -1;
-    return (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
-}
-
-int pa_count_requests(const unsigned char *buf, size_t len, size_t *consumed)
-{
-    size_t o = 0;
-    int n = 0;
-    for (;;) {
-        size_t he;
-        long cl;
-        while (o < len && (buf[o] == '\r' || buf[o] == '\n'))
-            o++;
-        if (o >= len || !pa_is_request_start(buf + o, len - o))
-            break;
-        he = pa_head_end(buf + o, len - o);
-        if (!he)
-            break;
-        n++;
-        cl = pa_content_length(buf + o, he);
-        o += he;
-        if (cl > 0)
-            o += (size_t)cl > len - o ? len - o : (size_t)cl;
-    }
-    if (consumed)
-        *consumed = o;
-    return n;
+    return (size_t)used;
 }
 
 int64_t pa_median_sorted(const int64_t *v, size_t n)
@@ -282,24 +160,6 @@ static size_t nconns, capconns;
 static struct response *resps;
 static size_t nresps, capresps;
 static const char *prog_file = "";
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        die("pcap-analyse %s: out of memory", prog_file);
-    return q;
-}
 
 static int ep_eq(const struct endpoint *a, const struct endpoint *b)
 {
@@ -685,6 +545,7 @@ static void add_response(const struct response *r)
 
 static void analyse_conn(size_t ci)
 {
+    static struct hr_response hr; /* big (headers array) */
     struct conn *c = &conns[ci];
     int se, ce, idx = 0;
     size_t o = 0, run;
@@ -704,14 +565,14 @@ static void analyse_conn(size_t ci)
     ce = !se;
     /* requests: client stream */
     run = filled_run(&c->st[ce], 0);
-    c->requests = pa_count_requests(c->st[ce].buf, run, NULL);
+    c->requests = hq_count_requests(c->st[ce].buf, run, &o);
+    o = 0;
     /* responses: server stream */
     {
         const struct stream *s = &c->st[se];
         while (o < s->len) {
             struct response r;
-            size_t he, avail;
-            long cl;
+            long long head;
             int64_t t_h, t_b, t_a;
             run = filled_run(s, o);
             if (run == 0)
@@ -727,25 +588,20 @@ static void analyse_conn(size_t ci)
                 o = j;
                 continue;
             }
-            he = pa_head_end(s->buf + o, run);
-            if (!he)
+            head = hr_parse_head((const char *)s->buf + o, run, 0, 0, &hr);
+            if (head == HR_INCOMPLETE)
                 break;
+            if (head < 0) {
+                o++; /* not a response after all: resync past it */
+                continue;
+            }
             memset(&r, 0, sizeof r);
             r.conn = (int)ci + 1;
             r.index = ++idx;
             r.start = o;
-            r.head_end = o + he;
-            r.status = pa_status_code(s->buf + o, he);
-            avail = run - he;
-            cl = pa_content_length(s->buf + o, he);
-            if (r.status / 100 == 1 || r.status == 204 || r.status == 304)
-                r.body_len = 0;
-            else if (cl >= 0)
-                r.body_len = (size_t)cl;
-            else if (pa_is_chunked(s->buf + o, he))
-                r.body_len = pa_chunked_len(s->buf + r.head_end, avail);
-            else
-                r.body_len = avail;   /* close-delimited */
+            r.head_end = o + (size_t)head;
+            r.status = hr.status;
+            r.body_len = pa_body_wire_len(&hr, s->buf + r.head_end, run - (size_t)head);
             r.i_hdr = first_covering(ci, se, r.head_end - 1);
             r.i_body = r.body_len ? first_covering(ci, se, r.head_end) : -1;
             r.i_ack = first_ack(ci, ce, r.i_hdr, r.head_end);

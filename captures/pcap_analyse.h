@@ -39,36 +39,16 @@ enum pa_class pa_classify(long idx_hdr, long idx_body, long idx_ack,
                           int64_t t_hdr, int64_t t_body, int64_t t_ack,
                           int has_body, int has_ack, const char **reason);
 
-/* HTTP helpers on raw byte ranges (not NUL-terminated). */
-
-/* Offset just past the CRLFCRLF ending the head that starts at buf, or 0 if
- * it is not complete within len. */
-size_t pa_head_end(const unsigned char *buf, size_t len);
-
-/* Value of the Content-Length header in the head [buf, buf+len), or -1 if
- * absent or malformed. Header names are matched case-insensitively. */
-long pa_content_length(const unsigned char *buf, size_t len);
-
-/* 1 if the head has "Transfer-Encoding: ... chunked". */
-int pa_is_chunked(const unsigned char *buf, size_t len);
-
-/* Length of a chunked body starting at buf (up to and including the final
- * CRLF after the 0-size chunk and any trailers), or 0 if incomplete. */
-size_t pa_chunked_len(const unsigned char *buf, size_t len);
-
-/* 1 if buf starts with "HTTP/1." */
+/* 1 if buf starts with "HTTP/1." (where to resync in a server stream).
+ * Heads and bodies are parsed by common/http_response.h, request heads
+ * counted by common/http_request.h. */
 int pa_is_response_start(const unsigned char *buf, size_t len);
 
-/* 1 if buf starts with a request line: TOKEN SP (token = A-Z letters). */
-int pa_is_request_start(const unsigned char *buf, size_t len);
-
-/* Status code of the response head at buf, or -1. */
-int pa_status_code(const unsigned char *buf, size_t len);
-
-/* Count the request heads in a client byte stream (pipelined requests in
- * one segment count individually; bodies announced by Content-Length are
- * skipped). *consumed receives the number of bytes parsed. */
-int pa_count_requests(const unsigned char *buf, size_t len, size_t *consumed);
+struct hr_response;
+/* Body bytes on the wire after head h (chunk framing included), as far as
+ * p[0..avail) holds them; a Content-Length body counts in full even when the
+ * capture ends early, and an unfinished chunked body counts 0. */
+size_t pa_body_wire_len(const struct hr_response *h, const unsigned char *p, size_t avail);
 
 /* Median of n sorted values (mean of the two middle ones when n is even). */
 int64_t pa_median_sorted(const int64_t *v, size_t n);

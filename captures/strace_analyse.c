@@ -1,13 +1,15 @@
 /* strace_analyse.c - per-connection syscall evidence from an strace log.
  *
- * Build: cc -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
- *           -o build/strace-analyse captures/strace_analyse.c
+ * Build: make build/strace-analyse (with the common sources).
  *
  * Input: strace -f -tt -T -s 65535 -e trace=network,select,pselect6,poll,read,write,close -o FILE
  * Usage: strace-analyse [--json] FILE
  * Exit 0 ok, 1 bad input, 2 usage error.
  */
 #include "strace_analyse.h"
+
+#include "../common/http_request.h"
+#include "../common/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -489,42 +491,6 @@ int st_fdset_has(const char *s, size_t n, long fd)
     return 0;
 }
 
-int st_count_request_heads(const unsigned char *buf, size_t len, size_t *off)
-{
-    size_t o = *off;
-    int n = 0;
-    for (;;) {
-        size_t i, he = 0, cl_i;
-        long cl = -1;
-        while (o < len && (buf[o] == '\r' || buf[o] == '\n'))
-            o++;
-        for (i = o; i + 3 < len; i++)
-            if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
-                he = i + 4;
-                break;
-            }
-        if (!he)
-            break;
-        /* Content-Length within the head */
-        for (cl_i = o; cl_i + 15 < he; cl_i++)
-            if ((cl_i == o || buf[cl_i - 1] == '\n') && strncasecmp((const char *)buf + cl_i, "Content-Length:", 15) == 0) {
-                size_t j = cl_i + 15;
-                while (j < he && buf[j] == ' ')
-                    j++;
-                cl = 0;
-                while (j < he && isdigit(buf[j]) && cl < 100000000)
-                    cl = cl * 10 + (buf[j++] - '0');
-                break;
-            }
-        if (cl > 0 && (size_t)cl > len - he)
-            break;   /* body not complete yet: count when it is */
-        n++;
-        o = he + (cl > 0 ? (size_t)cl : 0);
-    }
-    *off = o;
-    return n;
-}
-
 #ifndef SA_NO_MAIN
 
 #include <getopt.h>
@@ -575,24 +541,6 @@ static char listener_opts[512];
 static int listener_setsockopt_n, accepts, calls_parsed;
 static struct selects listener_sel;
 static int64_t t_first = -1;
-
-static void die(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(1);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        die("strace-analyse %s: out of memory", in_file);
-    return q;
-}
 
 static long arg_long(const char *s, size_t n)
 {
@@ -800,7 +748,7 @@ static void on_read(struct sconn *c, const char *name, const char *args, size_t 
     memcpy(c->rbuf + c->rlen, d, dl);
     c->rlen += dl;
     free(d);
-    c->requests_read += st_count_request_heads(c->rbuf, c->rlen, &c->roff);
+    c->requests_read += hq_count_requests(c->rbuf, c->rlen, &c->roff);
 }
 
 static const char *const write_calls[] = {"write", "send", "sendto", "writev", "sendmsg", "pwritev", NULL};

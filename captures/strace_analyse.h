@@ -64,8 +64,6 @@ long st_timeout_ms(const char *s, size_t n, int nsec);
 /* 1 if fd appears in the fd set literal "[3 5]" / poll array "[{fd=5, ...}]". */
 int st_fdset_has(const char *s, size_t n, long fd);
 
-/* Count CRLFCRLF-terminated request heads in [buf, buf+len) starting at
- * *off; skips Content-Length bodies; advances *off past what was counted. */
-int st_count_request_heads(const unsigned char *buf, size_t len, size_t *off);
+/* Request heads are counted by common/http_request.h (hq_count_requests). */
 
 #endif

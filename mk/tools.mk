@@ -13,29 +13,29 @@ CAP_HDR    = $(wildcard captures/*.h)
 
 TOOLS   = build/probe build/pcap-analyse build/strace-analyse
 
-build/probe: $(PROBE_SRC) $(PROBE_HDR)
+build/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) $(COMMON_SRC) -lm
 
-build-asan/probe: $(PROBE_SRC) $(PROBE_HDR)
+build-asan/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) -lm
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) $(COMMON_SRC) -lm
 
-build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR)
+build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) -lpcap -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) $(COMMON_SRC) -lpcap -lm
 
-build/strace-analyse: $(STRACE_SRC) $(CAP_HDR)
+build/strace-analyse: $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) -lm
 
 build/test-common: common/tests/test_common.c $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c $(COMMON_SRC) -lcunit
 
-build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR)
+build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c -lcunit -lpcap -lm
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) -lcunit -lpcap -lm
 
 # libFuzzer over the request reader: `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`.
 FUZZ_SECONDS ?= 60

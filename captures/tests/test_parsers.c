@@ -1,6 +1,5 @@
 /* captures/tests/test_parsers.c - CUnit tests of the analysers' pure functions.
- * Build: cc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -o build/test-capture-parsers \
- *           captures/tests/test_parsers.c -lcunit
+ * Build: make build/test-capture-parsers (with the common sources, -lcunit -lpcap)
  * main returns the number of failures. */
 #define PA_NO_MAIN
 #define SA_NO_MAIN
@@ -34,15 +33,21 @@ static void t_http(void)
     static const char req2[] = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
     static const char post[] = "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /ping HTTP/1.1\r\n\r\n";
     static const char chunk[] = "4\r\npong\r\n0\r\n\r\nX";
-    size_t used;
-    CU_ASSERT_EQUAL(pa_head_end(S(resp)), sizeof resp - 1 - 4);
-    CU_ASSERT_EQUAL(pa_content_length(S(resp)), 4);
-    CU_ASSERT_EQUAL(pa_status_code(S(resp)), 200);
+    size_t used = 0;
+    struct hr_response r;
+    CU_ASSERT_EQUAL(hr_parse_head(resp, sizeof resp - 1, 0, 0, &r), (long long)sizeof resp - 1 - 4);
+    CU_ASSERT_EQUAL(r.content_length, 4);
+    CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_TRUE(pa_is_response_start(S(resp)));
-    CU_ASSERT_EQUAL(pa_count_requests(S(req2), &used), 2);
-    CU_ASSERT_EQUAL(pa_count_requests(S(post), &used), 2);
-    CU_ASSERT_EQUAL(pa_chunked_len(S(chunk)), sizeof chunk - 2);
-    CU_ASSERT_EQUAL(pa_count_requests(S("garbage\r\n\r\n"), &used), 0);
+    CU_ASSERT_EQUAL(hq_count_requests(S(req2), &used), 2);
+    used = 0;
+    CU_ASSERT_EQUAL(hq_count_requests(S(post), &used), 2);
+    used = 0;
+    CU_ASSERT_EQUAL(hq_count_requests(S("garbage\r\n\r\n"), &used), 0);
+    /* the analyser's wire length of a chunked body: framing included */
+    static const char chead[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    CU_ASSERT_EQUAL(hr_parse_head(chead, sizeof chead - 1, 0, 0, &r), (long long)sizeof chead - 1);
+    CU_ASSERT_EQUAL(pa_body_wire_len(&r, S(chunk)), sizeof chunk - 2);
     {
         int64_t v[] = {1, 5, 9, 10};
         CU_ASSERT_EQUAL(pa_median_sorted(v, 3), 5);
@@ -106,7 +111,7 @@ static void t_strace_args(void)
     {
         static const unsigned char two[] = "GET / HTTP/1.1\r\n\r\nPOST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nab";
         size_t off = 0;
-        CU_ASSERT_EQUAL(st_count_request_heads(two, sizeof two - 1, &off), 1); /* POST body incomplete */
+        CU_ASSERT_EQUAL(hq_count_requests(two, sizeof two - 1, &off), 1); /* POST body incomplete */
         CU_ASSERT_EQUAL(off, 18u);
     }
 }

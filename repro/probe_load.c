@@ -1,0 +1,309 @@
+/* probe_load.c - the many-socket scenarios, one poll() loop each:
+ *   load     C keep-alive connections, each sending n sequential requests,
+ *            until all are answered or the deadline (defect B7's trigger);
+ *   fdscale  N idle connections opened in order, then a request on the
+ *            first K and the last K (defect B8: a select()-based server
+ *            never reads fds >= 1024).
+ * Both print their own JSON / human output.  Verdicts are counts. */
+#include "probe_async.h"
+
+#include "../common/util.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* poll() the exchanges that wait for something, until the deadline;
+ * returns 0 at the deadline, 1 after stepping the ready ones. */
+static int poll_step(struct ax **as, int n, struct pollfd *pfd, int64_t deadline, const struct opts *o)
+{
+    int np = 0;
+    for (int i = 0; i < n; i++)
+        if (ax_events(as[i]))
+            pfd[np++] = (struct pollfd){.fd = as[i]->fd, .events = ax_events(as[i])};
+    int64_t left = deadline - tc_now_us();
+    if (np == 0 || left <= 0)
+        return 0;
+    int r = poll(pfd, (nfds_t)np, (int)((left + 999) / 1000));
+    if (r <= 0)
+        return tc_now_us() < deadline; /* EINTR or an early wake: go round */
+    for (int i = 0, k = 0; i < n; i++)
+        if (ax_events(as[i]) && pfd[k++].revents)
+            ax_step(as[i], o);
+    return 1;
+}
+
+static int count_active(struct ax **as, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += ax_events(as[i]) != 0;
+    return k;
+}
+
+/* ---- load ---------------------------------------------------------------- */
+
+struct load {
+    int C, connects, requests_sent, answered_total, stalled, done;
+    struct ax *ax;
+    struct ax **ptr;
+    int *answered, *ports;
+    const char **state; /* per connection: done, stalled, or a failure outcome */
+    int errors[OC_COUNT];
+    double elapsed_ms;
+};
+
+/* An exchange finished: count it; start the next request or retire. */
+static void load_after(struct load *L, int i, const struct opts *o)
+{
+    struct ax *a = &L->ax[i];
+    if (a->oc != OC_RESPONSE) {
+        L->errors[a->oc]++;
+        L->state[i] = oc_name[a->oc];
+        a->state = AX_IDLE;
+        tc_close(a->fd); /* a failed connection is not reused */
+        a->fd = -1;
+        return;
+    }
+    L->answered[i]++;
+    L->answered_total++;
+    if (L->answered[i] < o->n) {
+        ax_start(a, a->req, a->rlen);
+        L->requests_sent++;
+    } else {
+        a->state = AX_IDLE;
+        L->state[i] = "done";
+        L->done++;
+    }
+}
+
+static int load_open(struct load *L, const struct opts *o, const char *req, size_t rlen, char *msg, size_t msglen)
+{
+    int64_t start = tc_now_us();
+    for (int i = 0; i < L->C; i++) {
+        struct ax *a = &L->ax[i];
+        *a = (struct ax){.fd = -1, .index = i, .port = -1, .state = AX_IDLE};
+        L->ptr[i] = a;
+        L->state[i] = "connect_failed";
+        enum tc_conn_err e = tc_connect(o->host, o->port_s, start + (int64_t)o->deadline_ms * 1000, &a->fd, msg, msglen);
+        if (e != TC_CONN_OK && (i == 0 || e == TC_CONN_RESOLVE))
+            return 1; /* cannot run at all */
+        if (e != TC_CONN_OK) {
+            L->errors[OC_CONNECT_FAILED]++;
+            continue;
+        }
+        L->connects++;
+        a->port = L->ports[i] = tc_local_port(a->fd);
+        L->state[i] = "running";
+        ax_start(a, req, rlen);
+        L->requests_sent++;
+    }
+    return 0;
+}
+
+static void load_json(FILE *f, const struct load *L, const struct opts *o)
+{
+    fputs("{\"probe\":1,\"scenario\":\"load\",\"host\":", f);
+    jstr(f, o->host);
+    fprintf(f, ",\"port\":%d,\"params\":", o->port);
+    jparams(f, o, "load");
+    fprintf(f, ",\"connections\":%d,\"connects\":%d,\"requests_sent\":%d,\"responses\":%d,\"answered_total\":%d",
+            L->C, L->connects, L->requests_sent, L->answered_total, L->answered_total);
+    fprintf(f, ",\"completed_connections\":%d,\"stalled\":%d", L->done, L->stalled);
+    jints(f, "answered", L->answered, L->C);
+    jints(f, "local_ports", L->ports, L->C);
+    fputs(",\"conn_state\":[", f);
+    for (int i = 0; i < L->C; i++) {
+        fputs(i ? "," : "", f);
+        jstr(f, L->state[i]);
+    }
+    fputs("],\"errors\":{", f);
+    for (int oc = OC_EOF; oc < OC_COUNT; oc++)
+        fprintf(f, "%s\"%s\":%d", oc == OC_EOF ? "" : ",", oc_errkey[oc], L->errors[oc]);
+    fprintf(f, "},\"elapsed_ms\":%.3f}\n", L->elapsed_ms);
+}
+
+static void load_human(FILE *f, const struct load *L, const struct opts *o)
+{
+    fprintf(f, "== load  %s:%d  path %s, %d connections x %d requests, deadline %d ms\n", o->host, o->port, o->path,
+            L->C, o->n, o->deadline_ms);
+    fprintf(f, "connects %d, requests sent %d, answered %d, connections completed %d, stalled at the deadline %d\n",
+            L->connects, L->requests_sent, L->answered_total, L->done, L->stalled);
+    for (int i = 0; i < L->C; i++)
+        fprintf(f, "  conn %3d  lport %5d  answered %6d  %s\n", i, L->ports[i], L->answered[i], L->state[i]);
+    fputs("errors:", f);
+    for (int oc = OC_EOF; oc < OC_COUNT; oc++)
+        fprintf(f, " %s=%d", oc_errkey[oc], L->errors[oc]);
+    fprintf(f, "\nelapsed %.3f ms\n", L->elapsed_ms);
+}
+
+static void load_free(struct load *L)
+{
+    for (int i = 0; i < L->C; i++)
+        ax_free(&L->ax[i]);
+    free(L->ax);
+    free(L->ptr);
+    free(L->answered);
+    free(L->ports);
+    free(L->state);
+}
+
+int scn_load(const struct opts *o, char *msg, size_t msglen)
+{
+    struct load L = {.C = o->connections};
+    L.ax = xreallocarray(NULL, (size_t)L.C, sizeof *L.ax);
+    L.ptr = xreallocarray(NULL, (size_t)L.C, sizeof *L.ptr);
+    L.answered = calloc((size_t)L.C, sizeof *L.answered);
+    L.ports = xreallocarray(NULL, (size_t)L.C, sizeof *L.ports);
+    L.state = xreallocarray(NULL, (size_t)L.C, sizeof *L.state);
+    struct pollfd *pfd = xreallocarray(NULL, (size_t)L.C, sizeof *pfd);
+    char req[2048];
+    size_t rlen = build_get(req, sizeof req, o, false);
+    if (!L.answered)
+        die("%s: out of memory", prog);
+    for (int i = 0; i < L.C; i++)
+        L.ports[i] = -1;
+    int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)o->deadline_ms * 1000;
+    int rc = load_open(&L, o, req, rlen, msg, msglen);
+    while (!rc && poll_step(L.ptr, L.C, pfd, deadline, o))
+        for (int i = 0; i < L.C; i++)
+            if (L.ax[i].state == AX_DONE)
+                load_after(&L, i, o);
+    L.elapsed_ms = (double)(tc_now_us() - t0) / 1000.0;
+    L.stalled = count_active(L.ptr, L.C);
+    for (int i = 0; i < L.C; i++)
+        if (ax_events(&L.ax[i]))
+            L.state[i] = "stalled";
+    if (!rc)
+        o->json ? load_json(stdout, &L, o) : load_human(stdout, &L, o);
+    free(pfd);
+    load_free(&L);
+    return rc;
+}
+
+/* ---- fdscale ------------------------------------------------------------- */
+
+struct fdscale {
+    int N, opened, lo, hi; /* samples: indexes [0, lo) and [opened - hi, opened) */
+    int *fds, *ports;
+    struct ax *ax; /* lo + hi exchanges */
+    struct ax **ptr;
+    int answered_low, answered_high;
+    long nofile;
+    char connect_error[256];
+};
+
+/* Open the idle connections one after another; stop at the first failure
+ * (recorded: it is a finding, e.g. the server's backlog or fd limit). */
+static int fds_open(struct fdscale *F, const struct opts *o, char *msg, size_t msglen)
+{
+    for (F->opened = 0; F->opened < F->N; F->opened++) {
+        int fd;
+        int64_t dl = tc_now_us() + (int64_t)o->deadline_ms * 1000;
+        enum tc_conn_err e = tc_connect(o->host, o->port_s, dl, &fd, msg, msglen);
+        if (e != TC_CONN_OK && (F->opened == 0 || e == TC_CONN_RESOLVE))
+            return 1;
+        if (e != TC_CONN_OK) {
+            snprintf(F->connect_error, sizeof F->connect_error, "%s", msg);
+            msg[0] = 0;
+            break;
+        }
+        F->fds[F->opened] = fd;
+        F->ports[F->opened] = tc_local_port(fd);
+    }
+    return 0;
+}
+
+/* Index of sample s among the opened connections. */
+static int fds_index(const struct fdscale *F, int s)
+{
+    return s < F->lo ? s : F->opened - F->hi + (s - F->lo);
+}
+
+static void fds_sample(struct fdscale *F, const struct opts *o, const char *req, size_t rlen)
+{
+    int ns = F->lo + F->hi;
+    struct pollfd *pfd = xreallocarray(NULL, (size_t)ns + 1, sizeof *pfd);
+    for (int s = 0; s < ns; s++) {
+        int i = fds_index(F, s);
+        F->ax[s] = (struct ax){.fd = F->fds[i], .index = i, .port = F->ports[i]};
+        F->ptr[s] = &F->ax[s];
+        ax_start(&F->ax[s], req, rlen);
+    }
+    int64_t deadline = tc_now_us() + (int64_t)o->deadline_ms * 1000;
+    while (poll_step(F->ptr, ns, pfd, deadline, o)) {
+    }
+    for (int s = 0; s < ns; s++) {
+        if (F->ax[s].state != AX_DONE)
+            F->ax[s].oc = OC_TIMEOUT;
+        if (F->ax[s].oc == OC_RESPONSE)
+            *(s < F->lo ? &F->answered_low : &F->answered_high) += 1;
+    }
+    free(pfd);
+}
+
+static void fds_json(FILE *f, const struct fdscale *F, const struct opts *o)
+{
+    fputs("{\"probe\":1,\"scenario\":\"fdscale\",\"host\":", f);
+    jstr(f, o->host);
+    fprintf(f, ",\"port\":%d,\"params\":", o->port);
+    jparams(f, o, "fdscale");
+    fprintf(f, ",\"opened\":%d,\"connects\":%d,\"connect_error\":", F->opened, F->opened);
+    jstr(f, F->connect_error[0] ? F->connect_error : NULL);
+    fprintf(f, ",\"nofile_limit\":%ld,\"sample\":%d,\"sample_low\":%d,\"sample_high\":%d", F->nofile, o->sample,
+            F->lo, F->hi);
+    fprintf(f, ",\"answered_low\":%d,\"answered_high\":%d,\"per_index\":[", F->answered_low, F->answered_high);
+    for (int s = 0; s < F->lo + F->hi; s++) {
+        const struct ax *a = &F->ax[s];
+        fprintf(f, "%s{\"index\":%d,\"local_port\":%d,\"outcome\":\"%s\",\"status\":", s ? "," : "", a->index,
+                a->port, oc_name[a->oc]);
+        a->oc == OC_RESPONSE ? fprintf(f, "%d", a->status) : fputs("null", f);
+        fputs(",\"latency_us\":", f);
+        jnum(f, a->oc == OC_RESPONSE, (double)(a->t_done - a->t_sent));
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+}
+
+static void fds_human(FILE *f, const struct fdscale *F, const struct opts *o)
+{
+    fprintf(f, "== fdscale  %s:%d  path %s, %d connections asked, %d opened (RLIMIT_NOFILE %ld)\n", o->host,
+            o->port, o->path, F->N, F->opened, F->nofile);
+    if (F->connect_error[0])
+        fprintf(f, "opening stopped: %s\n", F->connect_error);
+    fprintf(f, "answered: first %d: %d, last %d: %d\n", F->lo, F->answered_low, F->hi, F->answered_high);
+    for (int s = 0; s < F->lo + F->hi; s++) {
+        const struct ax *a = &F->ax[s];
+        fprintf(f, "  #%-6d lport %5d  %-14s", a->index, a->port, oc_name[a->oc]);
+        if (a->oc == OC_RESPONSE)
+            fprintf(f, " %d  %.3f ms", a->status, (double)(a->t_done - a->t_sent) / 1000.0);
+        fputc('\n', f);
+    }
+}
+
+int scn_fdscale(const struct opts *o, char *msg, size_t msglen)
+{
+    struct fdscale F = {.N = o->connections, .nofile = tc_raise_nofile()};
+    F.fds = xreallocarray(NULL, (size_t)F.N, sizeof *F.fds);
+    F.ports = xreallocarray(NULL, (size_t)F.N, sizeof *F.ports);
+    F.ax = xreallocarray(NULL, 2 * (size_t)o->sample, sizeof *F.ax);
+    F.ptr = xreallocarray(NULL, 2 * (size_t)o->sample, sizeof *F.ptr);
+    char req[2048];
+    size_t rlen = build_get(req, sizeof req, o, false);
+    int rc = fds_open(&F, o, msg, msglen);
+    if (!rc) {
+        F.lo = o->sample < F.opened ? o->sample : F.opened;
+        F.hi = o->sample < F.opened - F.lo ? o->sample : F.opened - F.lo;
+        fds_sample(&F, o, req, rlen);
+        o->json ? fds_json(stdout, &F, o) : fds_human(stdout, &F, o);
+        for (int s = 0; s < F.lo + F.hi; s++)
+            free(F.ax[s].buf); /* fds are closed below */
+    }
+    for (int i = 0; i < F.opened; i++)
+        tc_close(F.fds[i]);
+    free(F.fds);
+    free(F.ports);
+    free(F.ax);
+    free(F.ptr);
+    return rc;
+}
