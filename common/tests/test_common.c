@@ -2,6 +2,7 @@
  * (every input fed whole, split at every point, and byte by byte, all of
  * which must agree), the TCP client helpers over loopback, and die().
  * Build: make build/test-common.  main returns the number of failures. */
+#include "../http_request.h"
 #include "../http_response.h"
 #include "../tcpclient.h"
 #include "../util.h"
@@ -276,6 +277,27 @@ static void t_headers(void)
     CU_ASSERT_EQUAL(hr_keepalive_timeout("timeout=", 8), -1);
 }
 
+/* Request heads: counted once complete, the same whatever the split. */
+static void t_requests(void)
+{
+    static const unsigned char in[] = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n\r\n"
+                                      "POST /echo HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello"
+                                      "GET /b HTTP/1.1\r\n\r\n";
+    size_t len = sizeof in - 1;
+    for (size_t cut = 0; cut <= len; cut++) {
+        size_t off = 0;
+        int n = hq_count_requests(in, cut, &off);
+        n += hq_count_requests(in, len, &off);
+        CU_ASSERT_EQUAL(n, 3);
+        CU_ASSERT_EQUAL(off, len);
+    }
+    size_t off = 0;
+    CU_ASSERT_EQUAL(hq_count_requests((const unsigned char *)"garbage\r\n\r\n", 11, &off), 0);
+    off = 0;
+    CU_ASSERT_EQUAL(hq_count_requests((const unsigned char *)"GET / HTTP/1.1\r\nContent-Length: 99999999999999\r\n\r\n", 52, &off), 0);
+    CU_ASSERT_EQUAL(hq_content_length((const unsigned char *)"X: 1\r\n", 6), 0);
+}
+
 /* ---- tcpclient --------------------------------------------------------- */
 
 static int listener(int *port)
@@ -364,6 +386,8 @@ int main(void)
     CU_add_test(s, "truncated", t_truncated);
     CU_add_test(s, "whole_buffer", t_whole_buffer);
     CU_add_test(s, "headers", t_headers);
+    CU_pSuite q = CU_add_suite("http_request", NULL, NULL);
+    CU_add_test(q, "count", t_requests);
     CU_pSuite c = CU_add_suite("tcpclient", NULL, NULL);
     CU_add_test(c, "loopback", t_client);
     CU_pSuite u = CU_add_suite("util", NULL, NULL);
