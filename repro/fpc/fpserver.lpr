@@ -17,6 +17,15 @@
   Flags that the compiler's fcl-web does not support exit with status 2 and
   a message starting with "unsupported:" so a harness can skip that row.
 
+  Windows (win64, built with scripts/fpc-trunk-win64.sh, run under Wine by
+  repro/fpc/wine-server.sh): the same flags, lines and routes.  TCP_NODELAY
+  is set with WinSock2.setsockopt.  Build switch -dHORSE334_UNIX_GUARD
+  reproduces Horse 3.3.4's mistake (public thread "[FPC/Windows] TCP_NODELAY
+  missing after 3.3.4 keep-alive"): the socket-handler mitigation is compiled
+  under a Unix-only guard, so on Windows --socket-handler nodelay is accepted
+  and sets nothing; on Unix the switch changes nothing.  Lines end in LF on
+  Windows too (the harness reads them on Linux).
+
   Connection IDs: FPC 3.2.2's TFPHTTPConnection has no ConnectionID, so this
   program subclasses it (CreateConnection is virtual in 3.2.2 and in trunk)
   and numbers connection objects 1, 2, 3, ... in creation order; creation
@@ -30,10 +39,22 @@ program fpserver;
 
 uses
   {$ifdef unix}cthreads, BaseUnix, Unix,{$endif}
+  {$ifdef windows}WinSock2,{$endif}
   Classes, SysUtils, Sockets, ssockets, httpdefs, fphttpserver, typinfo;
 
 {$if FPC_FULLVERSION >= 30301}
   {$define TRUNK_HTTP}
+{$endif}
+
+{ Horse 3.3.4 wired its TCP_NODELAY socket handler (ConfigureServerTransport,
+  THorseNoDelaySocketHandler) inside $IFDEF UNIX only.  SOCKET_HANDLER_WIRED
+  says whether this build has that mitigation: always, unless the build asks
+  for Horse 3.3.4's guard and the target is not Unix. }
+{$if defined(unix) or not defined(HORSE334_UNIX_GUARD)}
+  {$define SOCKET_HANDLER_WIRED}
+{$endif}
+{$if defined(windows) and not defined(TRUNK_HTTP)}
+  {$fatal the Windows build needs fcl-web 3.3.1+ (TFPCustomHttpServer.Server, virtual FreeServerSocket)}
 {$endif}
 
 const
@@ -64,6 +85,11 @@ type
   TProbeServer = class(TFPHttpServer)
   protected
     function CreateConnection(Data: TSocketStream): TFPHTTPConnection; override;
+    {$ifdef windows}
+    procedure FreeServerSocket; override;
+  public
+    function ListenerHandle: TSocketHandle;
+    {$endif}
   public
     RequestNoDelay: Boolean;
     procedure ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
@@ -75,12 +101,19 @@ type
 
   { Waits until the listening socket exists, then prints the contract line. }
   TListenWatcher = class(TThread)
+  private
+    FServer: TProbeServer;
   protected
     procedure Execute; override;
+  public
+    constructor Create(AServer: TProbeServer);
   end;
 
 var
   LogLock: TRTLCriticalSection;
+  {$ifdef windows}
+  ServerLock: TRTLCriticalSection;   { the watcher reads Server while Active may free it }
+  {$endif}
   ConnCounter: Longint = 0;
   ListenAddress: string = '127.0.0.1';
   ListenPort: Integer = 0;
@@ -91,7 +124,7 @@ procedure LogLine(const S: string);
 var
   Line: string;
 begin
-  Line := 'fpserver: ' + S + LineEnding;
+  Line := 'fpserver: ' + S + #10;   { LF on every target, see the main program }
   EnterCriticalSection(LogLock);
   try
     {$ifdef unix}
@@ -110,7 +143,14 @@ var
   One: Longint;
 begin
   One := 1;
+  {$ifdef windows}
+  { WinSock2 directly, as Horse's Windows fix does (Sockets is POSIX-only
+    there); under Wine this becomes setsockopt(fd, SOL_TCP, TCP_NODELAY). }
+  Result := WinSock2.setsockopt(TSocket(Fd), WinSock2.IPPROTO_TCP, WinSock2.TCP_NODELAY,
+    PAnsiChar(@One), SizeOf(One)) = 0;
+  {$else}
   Result := fpSetSockOpt(Fd, IPPROTO_TCP, TCP_NODELAY, @One, SizeOf(One)) = 0;
+  {$endif}
 end;
 
 { TProbeConnection }
@@ -175,6 +215,36 @@ begin
     AHandler := TNoDelaySocketHandler.Create;
 end;
 
+{$ifdef windows}
+procedure TProbeServer.FreeServerSocket;
+begin
+  EnterCriticalSection(ServerLock);
+  try
+    inherited FreeServerSocket;
+  finally
+    LeaveCriticalSection(ServerLock);
+  end;
+end;
+
+{ The bound listener's handle, or -1; the caller holds ServerLock. }
+function TProbeServer.ListenerHandle: TSocketHandle;
+begin
+  Result := -1;
+  if Assigned(Server) and Server.Bound then
+    Result := {$push}{$warn symbol_deprecated off}Server.Socket{$pop};
+end;
+{$endif}
+
+{ Horse 3.3.4's ConfigureServerTransport: wires the TCP_NODELAY socket
+  handler.  With -dHORSE334_UNIX_GUARD its body is Unix-only, as in 3.3.4,
+  so a Windows build accepts --socket-handler nodelay and wires nothing. }
+procedure ConfigureServerTransport(AServer: TProbeServer);
+begin
+  {$ifdef SOCKET_HANDLER_WIRED}
+  AServer.OnGetSocketHandler := @AServer.GetNoDelayHandler;
+  {$endif}
+end;
+
 procedure TProbeServer.ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
   var AResponse: TFPHTTPConnectionResponse);
 var
@@ -237,47 +307,85 @@ end;
 
 { TListenWatcher }
 
-procedure TListenWatcher.Execute;
-{$ifdef unix}
+constructor TListenWatcher.Create(AServer: TProbeServer);
+begin
+  FServer := AServer;
+  inherited Create(False);
+end;
+
+{ True when Fd is a listening IPv4 socket; Port is then its bound port
+  (getsockname, which also makes --port 0 work). }
+function IsListening(Fd: TSocketHandle; out Port: Integer): Boolean;
 var
-  Fd: TSocketHandle;
   V: Longint;
   L: TSockLen;
   Addr: TInetSockAddr;
-  Tries: Integer;
-{$endif}
 begin
-  {$ifdef unix}
-  { The listener socket is private to TFPHttpServer in 3.2.2 and Active:=True
-    blocks in the accept loop, so look for our own listening socket: the one
-    descriptor for which SO_ACCEPTCONN is set.  getsockname() then gives the
-    bound port, which also makes --port 0 work. }
+  Result := False;
+  Port := 0;
+  V := 0;
+  L := SizeOf(V);
+  if (fpGetSockOpt(Fd, SOL_SOCKET, SO_ACCEPTCONN, @V, @L) <> 0) or (V = 0) then
+    Exit;
+  L := SizeOf(Addr);
+  FillChar(Addr, SizeOf(Addr), 0);
+  if (fpGetSockName(Fd, @Addr, @L) = 0) and (Addr.sin_family = AF_INET) then
+  begin
+    Port := NToHs(Addr.sin_port);
+    Result := True;
+  end;
+end;
+
+{ The listening socket, or -1 if it is not listening yet.  Unix: the listener
+  socket is private to TFPHttpServer in 3.2.2 and Active:=True blocks in the
+  accept loop, so look for the one descriptor with SO_ACCEPTCONN set.
+  Windows: socket handles are not small integers, so ask the server's own
+  TInetServer (trunk only). }
+function FindListener(AServer: TProbeServer; out Port: Integer): TSocketHandle;
+var
+  Fd: TSocketHandle;
+begin
+  Result := -1;
+  Port := 0;
+  {$ifdef windows}
+  EnterCriticalSection(ServerLock);
+  try
+    Fd := AServer.ListenerHandle;
+    if (Fd <> -1) and IsListening(Fd, Port) then
+      Result := Fd;
+  finally
+    LeaveCriticalSection(ServerLock);
+  end;
+  {$else}
+  for Fd := 3 to 1023 do
+    if IsListening(Fd, Port) then
+      Exit(Fd);
+  {$endif}
+end;
+
+procedure TListenWatcher.Execute;
+var
+  Fd: TSocketHandle;
+  Port, Tries: Integer;
+begin
   for Tries := 1 to 20000 do
   begin
     if Terminated or Stopping then
       Exit;
-    for Fd := 3 to 1023 do
+    Fd := FindListener(FServer, Port);
+    if Fd <> -1 then
     begin
-      V := 0;
-      L := SizeOf(V);
-      if (fpGetSockOpt(Fd, SOL_SOCKET, SO_ACCEPTCONN, @V, @L) = 0) and (V <> 0) then
-      begin
-        L := SizeOf(Addr);
-        FillChar(Addr, SizeOf(Addr), 0);
-        if (fpGetSockName(Fd, @Addr, @L) = 0) and (Addr.sin_family = AF_INET) then
-        begin
-          ListenFd := Fd;
-          ListenPort := NToHs(Addr.sin_port);
-          WriteLn(Output, 'listening ', ListenAddress, ':', ListenPort);
-          Flush(Output);
-          Exit;
-        end;
-      end;
+      ListenFd := Fd;
+      ListenPort := Port;
+      { #10, not WriteLn: Output is per thread, the main program's
+        SetTextLineEnding does not reach this one. }
+      Write(Output, 'listening ', ListenAddress, ':', ListenPort, #10);
+      Flush(Output);
+      Exit;
     end;
     Sleep(1);
   end;
   LogLine('error: listening socket not found');
-  {$endif}
 end;
 
 {$ifdef unix}
@@ -407,6 +515,13 @@ var
   {$endif}
 begin
   InitCriticalSection(LogLock);
+  {$ifdef windows}
+  InitCriticalSection(ServerLock);
+  { The kit reads our lines on Linux (wine-server.sh): LF, not CRLF
+    (this thread's Output and StdErr; other threads write #10 themselves). }
+  SetTextLineEnding(Output, #10);
+  SetTextLineEnding(StdErr, #10);
+  {$endif}
   ThreadModeName := '';
   AllowConnect := '';
   SocketHandler := '';
@@ -521,7 +636,7 @@ begin
     if AllowConnect = 'nodelay' then
       Server.OnAllowConnect := @Server.AllowConnectNoDelay;
     if SocketHandler = 'nodelay' then
-      Server.OnGetSocketHandler := @Server.GetNoDelayHandler;
+      ConfigureServerTransport(Server);
     {$ifdef TRUNK_HTTP}
     if ThreadModeName <> '' then
     begin
@@ -546,7 +661,7 @@ begin
     {$endif}
     LogLine(Format('config fpc=%s thread-mode=%s allow-connect-hook=%s socket-handler=%s request-nodelay=%s',
       [FPCVersionString, ThreadModeName, AllowConnect, SocketHandler, BoolToStr(RequestNoDelay, 'on', 'off')]));
-    Watcher := TListenWatcher.Create(False);
+    Watcher := TListenWatcher.Create(Server);
     try
       try
         Server.Active := True;   { blocks in the accept loop }
