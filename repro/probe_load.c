@@ -95,7 +95,11 @@ static int load_open(struct load *L, const struct opts *o, const char *req, size
         L->connects++;
         a->port = L->ports[i] = tc_local_port(a->fd);
         L->state[i] = "running";
+        /* The request leaves right after the connect, as a load generator's
+         * does: a server whose workers block reading a connection must not
+         * be starved by requests we have not sent yet. */
         ax_start(a, req, rlen);
+        ax_step(a, o);
         L->requests_sent++;
     }
     return 0;
