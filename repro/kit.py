@@ -471,7 +471,7 @@ def measure_b7(row: Row, outdir: Path) -> Verdict:
                      timeout_s=60)
         after = probe(srv, "seq", "-n", "3", "--deadline-ms", "2000",
                       out=outdir / "b7-after.probe.json")
-    data = {"load_answered": load.get("answered"),
+    data = {"load_answered": load.get("answered_total"),
             "load_stalled": load.get("stalled"),
             "after_answered": after["responses"], "after_requests": 3,
             "stopped_by_sigterm": srv.stopped_by_term}
