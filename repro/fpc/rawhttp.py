@@ -14,9 +14,13 @@ header of each, whether and when EOF/RST arrived, and what a reuse saw.
 WAIT_S (default 2) is only how long it waits for more bytes.
 """
 import json
+import os
 import socket
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from httpwire import parse_responses as parse, read_until_close  # noqa: E402
 
 PING = b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"
 POST = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
@@ -24,35 +28,7 @@ POST = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
 
 def read_all(sock, deadline):
     """Read until EOF/RST or deadline. Returns (bytes, end, t_end_ms)."""
-    buf = b""
-    t0 = time.monotonic()
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return buf, "timeout", None
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(65536)
-        except socket.timeout:
-            return buf, "timeout", None
-        except ConnectionResetError:
-            return buf, "ECONNRESET", round((time.monotonic() - t0) * 1000, 3)
-        if not chunk:
-            return buf, "EOF", round((time.monotonic() - t0) * 1000, 3)
-        buf += chunk
-
-
-def parse(buf):
-    out = []
-    for part in buf.split(b"HTTP/1.")[1:]:
-        head = part.split(b"\r\n\r\n", 1)[0].decode("latin-1")
-        lines = head.split("\r\n")
-        conn = None
-        for line in lines[1:]:
-            if line.lower().startswith("connection:"):
-                conn = line.split(":", 1)[1].strip()
-        out.append({"status": lines[0][2:].strip(), "connection": conn})
-    return out
+    return read_until_close(sock, max(0.0, deadline - time.monotonic()))
 
 
 def main():

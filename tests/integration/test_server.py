@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "repro"))
+import httpwire  # noqa: E402
 import kit  # noqa: E402
 from kit import Row, Server, probe  # noqa: E402
 
@@ -156,19 +157,7 @@ def test_refusing_hook_honoured_only_when_forwarded():
 
 def _read_until_close(sock, limit_s: float = 5.0) -> bytes:
     """Everything the server sends until it closes (bounded wait)."""
-    import select as sel
-    data = b""
-    while True:
-        r, _, _ = sel.select([sock], [], [], limit_s)
-        if not r:
-            return data
-        try:
-            chunk = sock.recv(4096)
-        except ConnectionResetError:
-            return data
-        if not chunk:
-            return data
-        data += chunk
+    return httpwire.read_until_close(sock, limit_s)[0]
 
 
 def test_503_comes_before_the_user_hook():

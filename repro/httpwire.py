@@ -1,0 +1,57 @@
+"""httpwire.py - the kit's one raw-socket HTTP response reader in Python.
+
+For scripts that talk to a server over a plain socket (repro/fpc/rawhttp.py,
+the integration tests); the C tools use common/httpresp.h.  A deadline here
+only bounds how long we wait for more bytes.
+"""
+from __future__ import annotations
+
+import select
+import socket
+import time
+
+
+def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, str, float | None]:
+    """Everything the server sends until EOF, RST or limit_s of silence
+    overall.  Returns (bytes, end, ms): end is 'EOF', 'ECONNRESET' or
+    'timeout'; ms is when EOF/RST came, from the call (None on timeout)."""
+    buf = b""
+    t0 = time.monotonic()
+    deadline = t0 + limit_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return buf, "timeout", None
+        r, _, _ = select.select([sock], [], [], left)
+        if not r:
+            continue
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            return buf, "ECONNRESET", round((time.monotonic() - t0) * 1000, 3)
+        if not chunk:
+            return buf, "EOF", round((time.monotonic() - t0) * 1000, 3)
+        buf += chunk
+
+
+def parse_responses(buf: bytes) -> list[dict]:
+    """The responses in buf, in order: status line text and the Connection
+    header (None when absent).  Bodies are skipped by Content-Length."""
+    out, rest = [], buf
+    while rest.startswith(b"HTTP/1."):
+        head, sep, body = rest.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        lines = head.decode("latin-1").split("\r\n")
+        fields = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            fields[name.strip().lower()] = value.strip()
+        out.append({"status": lines[0][len("HTTP/1.x "):].strip(),
+                    "connection": fields.get("connection")})
+        try:
+            length = int(fields.get("content-length", "0"))
+        except ValueError:
+            break
+        rest = body[length:]
+    return out
