@@ -21,10 +21,13 @@ Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-captur
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import platform
+import shutil
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -129,9 +132,48 @@ def fpc322_rows() -> list[Row]:
     return out
 
 
-def all_rows() -> list[Row]:
+WINE = kit.TOP / "repro" / "fpc" / "wine-server.sh"
+
+
+def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
+    """The trunk built for win64 (build/real-trunk-win64/<set>/fpserver.exe),
+    run under Wine by repro/fpc/wine-server.sh, probed from Linux.  Under
+    Wine the TCP stack is Linux's: the delayed ACK is Linux's ~40 ms, not
+    Windows' 200 ms; the two writes and the missing TCP_NODELAY are the
+    Windows build's own.  Expected verdicts are the Linux rows' but for B8
+    (Winsock's select takes a list of sockets, not a bitmap of
+    descriptors)."""
+    if not (REAL_WIN64 / "stock" / "fpserver.exe").exists():
+        return []
+    env = {"WINEPREFIX": prefix} if prefix else {}
+    by = {c.name: c for c in clones}
+
+    def row(name: str, s: str, flags: list[str], clone: str, note: str,
+            exe_set: str | None = None) -> Row:
+        exp = dict(by[clone].expect)
+        exp["B8"] = NA if "B8" not in exp else F
+        target = [d for d in by[clone].target if d != "B8"]
+        return Row(name, s, list(flags), expect=exp, target=target,
+                   path=REAL_WIN64 / (exe_set or s) / "fpserver.exe", wrap=[str(WINE)],
+                   env=env, platform="win64", note=note)
+
+    out = [row("real trunk (win64)", "stock", [], "stock", "the trunk's own defects on Windows"),
+           row("real trunk (win64) --socket-handler nodelay, Unix-only guard", "stock",
+               ["--socket-handler", "nodelay"], "stock",
+               "Horse 3.3.4: the mitigation compiled under {$IFDEF UNIX}: keep-alive on, "
+               "no TCP_NODELAY, the stall is back", exe_set="unix-guard"),
+           row("real trunk (win64) --socket-handler nodelay", "stock",
+               ["--socket-handler", "nodelay"], "stock --socket-handler nodelay",
+               "the mitigation on every platform")]
+    for s in ("coalesce-writes", "all"):
+        if (REAL_WIN64 / s / "fpserver.exe").exists() or s in fpc_series() or s == "all":
+            out.append(row(f"real trunk (win64) + {s}", s, [], s, f"Pascal set '{s}' on Windows"))
+    return out
+
+
+def all_rows(prefix: str | None = None) -> list[Row]:
     clones = clone_rows()
-    return clones + trunk_rows(clones) + fpc322_rows()
+    return clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
 
 
 def syscall_expectations(row: Row) -> dict[str, list[int]]:
@@ -142,7 +184,8 @@ def syscall_expectations(row: Row) -> dict[str, list[int]]:
     sends = [1] if "coalesce-writes" in fixes else [2]
     nodelay = [0]
     if "--socket-handler" in row.flags:
-        nodelay = [1]
+        # Horse 3.3.4's mistake: the handler is compiled out on Windows.
+        nodelay = [0] if "unix-guard" in str(row.binary) else [1]
     elif "--request-nodelay" in row.flags:
         nodelay = [5]   # one per request
     elif "--on-allow-connect" in row.flags and "forward-allow-connect" in fixes:
@@ -274,15 +317,17 @@ def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
     results = []
     for row in rows:
         got = measured[row.name]
-        base_name = "real trunk" if row.counterpart else "stock"
-        base = measured.get(base_name) if row.real == bool(row.counterpart) else None
+        base_name = ("real trunk (win64)" if row.platform == "win64" else
+                     "real trunk" if row.counterpart else
+                     None if row.real else "stock")
+        base = measured.get(base_name) if base_name and base_name != row.name else None
         ok, why = criteria(row, got, base, measured)
         exp = dict(row.expect)
         for w in wire:   # the wire must agree with the row's B3
             exp[w] = row.expect["B3"] if row.expect["B3"] != NA else NA
         mism = [k for k in exp if got[k].state != exp[k]]
         b3 = got["B3"].data
-        if "sends_per_response" in b3 and row.platform == "linux" and row.variant != "fpc-3.2.2":
+        if "sends_per_response" in b3 and row.variant != "fpc-3.2.2":
             for k, want in syscall_expectations(row).items():
                 have = b3["sends_per_response"] if k == "sendto/resp" \
                     else b3["tcp_nodelay_per_connection"]
@@ -361,7 +406,9 @@ def main() -> int:
     args = ap.parse_args()
     kit.raise_fd_limit()
 
-    rows = all_rows()
+    prefix = tempfile.mkdtemp(prefix="kit-wine.")   # one Wine prefix per run
+    atexit.register(shutil.rmtree, prefix, True)
+    rows = all_rows(prefix)
     if args.list:
         print("\n".join(r.name for r in rows))
         return 0
