@@ -1,8 +1,10 @@
 /* strace_analyse.c - per-connection syscall evidence from an strace log.
  *
- * Build: make build/strace-analyse (with the common sources).
+ * Build: make build/strace-analyse (with strace_parse.c, strace_fds.c and
+ * the common sources).
  *
- * Input: strace -f -tt -T -s 65535 -e trace=network,select,pselect6,poll,read,write,close -o FILE
+ * Input: strace -f -tt -T -s 65535 -o FILE (any -e trace= set that includes
+ * the network, select/poll/epoll and read/write calls).
  * Usage: strace-analyse [--json] FILE
  * Exit 0 ok, 1 bad input, 2 usage error.
  */
@@ -10,488 +12,14 @@
 
 #include "../common/http_request.h"
 #include "../common/util.h"
+#include "strace_fds.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------------ */
-/* Pure helpers                                                        */
-/* ------------------------------------------------------------------ */
-
-static const char *skip_sp(const char *p, const char *e)
-{
-    while (p < e && (*p == ' ' || *p == '\t'))
-        p++;
-    return p;
-}
-
-/* Parse " <0.000123>" at the end; returns µs or -1 and sets *endp to the
- * position of '<' (or e). */
-static int64_t parse_dur(const char *s, const char *e, const char **endp)
-{
-    const char *p = e;
-    int64_t sec = 0, us = 0;
-    int digits = 0;
-    while (p > s && (p[-1] == ' ' || p[-1] == '\r'))
-        p--;
-    *endp = e;
-    if (p == s || p[-1] != '>')
-        return -1;
-    {
-        const char *q = p - 1;
-        while (q > s && q[-1] != '<')
-            q--;
-        if (q == s)
-            return -1;
-        *endp = q - 1;
-        while (q < p - 1 && isdigit((unsigned char)*q))
-            sec = sec * 10 + (*q++ - '0');
-        if (q < p - 1 && *q == '.') {
-            q++;
-            while (q < p - 1 && isdigit((unsigned char)*q) && digits < 6) {
-                us = us * 10 + (*q++ - '0');
-                digits++;
-            }
-            while (digits++ < 6)
-                us *= 10;
-        }
-    }
-    return sec * 1000000 + us;
-}
-
-/* Find " = " that separates args from the return value: the last one
- * outside quotes at paren depth 0 after the opening paren of the call. */
-static const char *find_ret_sep(const char *s, const char *e, int depth0)
-{
-    const char *p;
-    int depth = depth0, inq = 0;
-    for (p = s; p < e; p++) {
-        if (inq) {
-            if (*p == '\\' && p + 1 < e)
-                p++;
-            else if (*p == '"')
-                inq = 0;
-            continue;
-        }
-        if (*p == '"')
-            inq = 1;
-        else if (*p == '(' || *p == '[' || *p == '{')
-            depth++;
-        else if (*p == ')' || *p == ']' || *p == '}') {
-            depth--;
-            if (depth < 0 && *p == ')') {   /* ")   = " closing the call */
-                const char *r = skip_sp(p + 1, e);
-                if (r > p + 1 && r + 1 < e && r[0] == '=' && r[1] == ' ')
-                    return p;
-                return NULL;
-            }
-        }
-    }
-    return NULL;
-}
-
-enum st_kind strace_parse_line(const char *line, size_t len, struct st_line *out)
-{
-    const char *p = line, *e = line + len, *q;
-    memset(out, 0, sizeof *out);
-    out->t_us = -1;
-    out->dur_us = -1;
-    while (e > p && (e[-1] == '\n' || e[-1] == '\r'))
-        e--;
-    p = skip_sp(p, e);
-    /* pid: "1234 " or "[pid 1234] " */
-    if (e - p > 5 && memcmp(p, "[pid", 4) == 0) {
-        p = skip_sp(p + 4, e);
-        while (p < e && isdigit((unsigned char)*p))
-            out->pid = out->pid * 10 + (*p++ - '0');
-        if (p >= e || *p != ']')
-            return ST_BAD;
-        p = skip_sp(p + 1, e);
-    } else {
-        q = p;
-        while (q < e && isdigit((unsigned char)*q))
-            q++;
-        if (q > p && q < e && (*q == ' ' || *q == '\t')) {   /* a time is followed by ':' or '.' */
-            for (; p < q; p++)
-                out->pid = out->pid * 10 + (*p - '0');
-            p = skip_sp(q, e);
-        }
-    }
-    /* time: HH:MM:SS.uuuuuu (or seconds.uuuuuu for -ttt) */
-    if (p < e && isdigit((unsigned char)*p)) {
-        int64_t h = 0, m = 0, s = 0, us = 0;
-        int digits = 0;
-        q = p;
-        while (q < e && isdigit((unsigned char)*q))
-            h = h * 10 + (*q++ - '0');
-        if (q < e && *q == ':') {
-            q++;
-            while (q < e && isdigit((unsigned char)*q))
-                m = m * 10 + (*q++ - '0');
-            if (q >= e || *q != ':')
-                return ST_BAD;
-            q++;
-            while (q < e && isdigit((unsigned char)*q))
-                s = s * 10 + (*q++ - '0');
-        } else {
-            s = h;
-            h = 0;
-        }
-        if (q < e && *q == '.') {
-            q++;
-            while (q < e && isdigit((unsigned char)*q)) {
-                if (digits < 6) {
-                    us = us * 10 + (*q - '0');
-                    digits++;
-                }
-                q++;
-            }
-            while (digits++ < 6)
-                us *= 10;
-        }
-        if (q >= e || *q != ' ')
-            return ST_BAD;
-        out->t_us = ((h * 60 + m) * 60 + s) * 1000000 + us;
-        p = skip_sp(q, e);
-    }
-    if (p >= e)
-        return ST_BAD;
-    if (e - p >= 3 && memcmp(p, "+++", 3) == 0)
-        return out->kind = ST_EXIT;
-    if (e - p >= 3 && memcmp(p, "---", 3) == 0)
-        return out->kind = ST_SIGNAL;
-    if (e - p >= 5 && memcmp(p, "<... ", 5) == 0) {
-        /* <... name resumed>rest) = ret <dur> */
-        size_t nl = 0;
-        p += 5;
-        while (p < e && (isalnum((unsigned char)*p) || *p == '_') && nl + 1 < sizeof out->name)
-            out->name[nl++] = *p++;
-        out->name[nl] = 0;
-        if (!nl || e - p < 9 || memcmp(p, " resumed>", 9) != 0)
-            return ST_BAD;
-        p += 9;
-        out->kind = ST_RESUMED;
-        q = find_ret_sep(p, e, 0);
-        if (!q)
-            return ST_BAD;
-    } else {
-        size_t nl = 0;
-        while (p < e && (isalnum((unsigned char)*p) || *p == '_') && nl + 1 < sizeof out->name)
-            out->name[nl++] = *p++;
-        out->name[nl] = 0;
-        if (!nl || p >= e || *p != '(' || isdigit((unsigned char)out->name[0]))
-            return ST_BAD;
-        p++;
-        {
-            static const char unf[] = "<unfinished ...>";
-            size_t ul = sizeof unf - 1;
-            if ((size_t)(e - p) >= ul && memcmp(e - ul, unf, ul) == 0) {
-                const char *a = e - ul;
-                while (a > p && a[-1] == ' ')
-                    a--;
-                out->args = p;
-                out->args_len = (size_t)(a - p);
-                return out->kind = ST_UNFINISHED;
-            }
-        }
-        out->kind = ST_CALL;
-        q = find_ret_sep(p, e, 0);
-        if (!q)
-            return ST_BAD;
-    }
-    out->args = p;
-    out->args_len = (size_t)(q - p);
-    /* q points at ')' of ")   = " */
-    p = skip_sp(q + 1, e) + 2;
-    {
-        const char *dend;
-        out->dur_us = parse_dur(p, e, &dend);
-        if (p < dend && *p == '?') {
-            out->ret = -1;
-            out->ret_known = 0;
-            p++;
-        } else {
-            int neg = 0;
-            long v = 0;
-            if (p < dend && *p == '-') {
-                neg = 1;
-                p++;
-            }
-            if (p >= dend || !isdigit((unsigned char)*p))
-                return out->kind = ST_BAD;
-            if (dend - p > 2 && p[0] == '0' && p[1] == 'x') {
-                p += 2;
-                while (p < dend && isxdigit((unsigned char)*p))
-                    p++;
-                v = 0;
-            } else {
-                while (p < dend && isdigit((unsigned char)*p))
-                    v = v * 10 + (*p++ - '0');
-            }
-            out->ret = neg ? -v : v;
-            out->ret_known = 1;
-        }
-        p = skip_sp(p, dend);
-        out->detail = p;
-        while (dend > p && dend[-1] == ' ')
-            dend--;
-        out->detail_len = (size_t)(dend - p);
-    }
-    return out->kind;
-}
-
-int st_split_args(const char *a, size_t n, const char **starts, size_t *lens, int max)
-{
-    size_t i, s = 0;
-    int depth = 0, inq = 0, cnt = 0;
-    if (n == 0)
-        return 0;
-    for (i = 0; i <= n; i++) {
-        if (i < n) {
-            char c = a[i];
-            if (inq) {
-                if (c == '\\' && i + 1 < n)
-                    i++;
-                else if (c == '"')
-                    inq = 0;
-                continue;
-            }
-            if (c == '"') {
-                inq = 1;
-                continue;
-            }
-            if (c == '(' || c == '[' || c == '{') {
-                depth++;
-                continue;
-            }
-            if (c == ')' || c == ']' || c == '}') {
-                depth--;
-                continue;
-            }
-            if (c != ',' || depth > 0)
-                continue;
-        }
-        if (cnt < max) {
-            size_t b = s, e = i;
-            while (b < e && a[b] == ' ')
-                b++;
-            while (e > b && a[e - 1] == ' ')
-                e--;
-            starts[cnt] = a + b;
-            lens[cnt] = e - b;
-        }
-        cnt++;
-        s = i + 1;
-    }
-    return cnt;
-}
-
-long st_unescape(const char *s, size_t n, unsigned char *out, size_t cap, size_t *used)
-{
-    size_t i = 1;
-    long o = 0;
-    if (n == 0 || s[0] != '"')
-        return -1;
-    while (i < n && s[i] != '"') {
-        int c = (unsigned char)s[i];
-        if (c == '\\' && i + 1 < n) {
-            i++;
-            c = (unsigned char)s[i];
-            switch (c) {
-            case 'n': c = '\n'; i++; break;
-            case 'r': c = '\r'; i++; break;
-            case 't': c = '\t'; i++; break;
-            case 'v': c = '\v'; i++; break;
-            case 'f': c = '\f'; i++; break;
-            case 'a': c = '\a'; i++; break;
-            case 'b': c = '\b'; i++; break;
-            case 'e': c = 27; i++; break;
-            case 'x': {
-                int v = 0, d = 0;
-                i++;
-                while (i < n && d < 2 && isxdigit((unsigned char)s[i])) {
-                    int h = tolower((unsigned char)s[i]);
-                    v = v * 16 + (h <= '9' ? h - '0' : h - 'a' + 10);
-                    i++;
-                    d++;
-                }
-                c = v;
-                break;
-            }
-            default:
-                if (c >= '0' && c <= '7') {
-                    int v = 0, d = 0;
-                    while (i < n && d < 3 && s[i] >= '0' && s[i] <= '7') {
-                        v = v * 8 + (s[i] - '0');
-                        i++;
-                        d++;
-                    }
-                    c = v & 0xff;
-                } else {
-                    i++;   /* \\ \" \' and unknown: the char itself */
-                }
-            }
-        } else {
-            i++;
-        }
-        if ((size_t)o < cap)
-            out[o] = (unsigned char)c;
-        o++;
-    }
-    if (i >= n)
-        return -1;   /* unterminated */
-    i++;
-    if (i + 3 <= n && memcmp(s + i, "...", 3) == 0)
-        i += 3;
-    if (used)
-        *used = i;
-    return o;
-}
-
-static int is_name(const char *name, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(name, *list) == 0)
-            return 1;
-    return 0;
-}
-
-static const char *const iov_calls[] = {"writev", "readv", "sendmsg", "recvmsg", "pwritev", "preadv", NULL};
-
-unsigned char *st_call_data(const char *name, const char *args, size_t n, size_t *len)
-{
-    unsigned char *buf = NULL;
-    size_t total = 0;
-    *len = 0;
-    if (is_name(name, iov_calls)) {
-        /* every iov_base="..." */
-        size_t i = 0;
-        int found = 0;
-        while (i + 10 <= n) {
-            if (memcmp(args + i, "iov_base=\"", 10) == 0) {
-                size_t used;
-                long l = st_unescape(args + i + 9, n - i - 9, NULL, 0, &used);
-                if (l < 0)
-                    break;
-                buf = realloc(buf, total + (size_t)l + 1);
-                if (!buf)
-                    return NULL;
-                st_unescape(args + i + 9, n - i - 9, buf + total, (size_t)l, &used);
-                total += (size_t)l;
-                i += 9 + used;
-                found = 1;
-            } else if (args[i] == '"') {
-                size_t used;
-                if (st_unescape(args + i, n - i, NULL, 0, &used) < 0)
-                    break;
-                i += used;
-            } else {
-                i++;
-            }
-        }
-        if (!found)
-            return NULL;
-    } else {
-        const char *st[3];
-        size_t sl[3];
-        long l;
-        size_t used;
-        if (st_split_args(args, n, st, sl, 3) < 2 || sl[1] == 0 || st[1][0] != '"')
-            return NULL;
-        l = st_unescape(st[1], sl[1], NULL, 0, &used);
-        if (l < 0)
-            return NULL;
-        buf = malloc((size_t)l + 1);
-        if (!buf)
-            return NULL;
-        st_unescape(st[1], sl[1], buf, (size_t)l, &used);
-        total = (size_t)l;
-    }
-    *len = total;
-    return buf;
-}
-
-static long num_after(const char *s, size_t n, const char *key, int *ok)
-{
-    size_t kl = strlen(key), i;
-    long v = 0;
-    *ok = 0;
-    for (i = 0; i + kl <= n; i++)
-        if (memcmp(s + i, key, kl) == 0) {
-            i += kl;
-            while (i < n && isdigit((unsigned char)s[i])) {
-                v = v * 10 + (s[i++] - '0');
-                *ok = 1;
-            }
-            return v;
-        }
-    return 0;
-}
-
-long st_timeout_ms(const char *s, size_t n, int nsec)
-{
-    int ok1, ok2;
-    long sec, sub;
-    if (n == 4 && memcmp(s, "NULL", 4) == 0)
-        return -1;
-    if (n > 0 && (isdigit((unsigned char)s[0]) || s[0] == '-')) {
-        long v = strtol(s, NULL, 10);
-        return v < 0 ? -1 : v;
-    }
-    if (n < 2 || s[0] != '{')
-        return -2;
-    sec = num_after(s, n, "tv_sec=", &ok1);
-    if (ok1) {
-        sub = num_after(s, n, nsec ? "tv_nsec=" : "tv_usec=", &ok2);
-        if (!ok2)
-            sub = num_after(s, n, nsec ? "tv_usec=" : "tv_nsec=", &ok2), nsec = !nsec;
-        if (!ok2)
-            return -2;
-    } else {
-        /* old format {0, 50000} */
-        char *end;
-        sec = strtol(s + 1, &end, 10);
-        if (end == s + 1 || *end != ',')
-            return -2;
-        sub = strtol(end + 1, NULL, 10);
-    }
-    return sec * 1000 + (nsec ? sub / 1000000 : sub / 1000);
-}
-
-int st_fdset_has(const char *s, size_t n, long fd)
-{
-    size_t i = 0;
-    if (n == 0 || s[0] != '[')
-        return 0;
-    while (i < n) {
-        long v;
-        if (i + 3 < n && memcmp(s + i, "fd=", 3) == 0)
-            i += 3;
-        if (i < n && isdigit((unsigned char)s[i]) && (i == 0 || !isalnum((unsigned char)s[i - 1]) || s[i - 1] == '=')) {
-            v = 0;
-            while (i < n && isdigit((unsigned char)s[i]))
-                v = v * 10 + (s[i++] - '0');
-            if (v == fd)
-                return 1;
-            continue;
-        }
-        /* skip words like events=POLLIN, revents=... */
-        if (i + 7 < n && memcmp(s + i, "events=", 7) == 0) {
-            while (i < n && s[i] != ',' && s[i] != '}')
-                i++;
-            continue;
-        }
-        i++;
-    }
-    return 0;
-}
-
-#ifndef SA_NO_MAIN
 
 #include <getopt.h>
 
@@ -499,19 +27,11 @@ int st_fdset_has(const char *s, size_t n, long fd)
 /* Tracking                                                            */
 /* ------------------------------------------------------------------ */
 
-#define MAX_TIMEOUTS 8
-
-struct selects {
-    int count, timed_out, timed_out_buffered;
-    long timeouts[MAX_TIMEOUTS];
-    int ntimeouts;
-    int64_t max_dur_us, timed_out_dur_us;
-};
-
 struct sconn {
-    long fd, accept_pid;
+    long fd, accept_pid, group;
     int64_t t_accept;
     char peer[64];
+    int discovered;               /* no accept() seen: found by its traffic */
     int tcp_nodelay, so_rcvtimeo, so_sndtimeo, setsockopt_other;
     int responses, *sends;        /* sends[i] for response i */
     int cap_sends, sends_before_first;
@@ -532,14 +52,14 @@ struct pending {
 
 static struct sconn *conns;
 static size_t nconns, capconns;
-static long fdmap[65536];        /* fd -> conn index + 1, 0 = none */
-static int listener[65536];      /* fd is a listening socket */
 static struct pending *pend;
 static size_t npend, cappend;
 static const char *in_file = "";
 static char listener_opts[512];
-static int listener_setsockopt_n, accepts, calls_parsed;
+static int listener_setsockopt_n, accepts, calls_parsed, handed_over;
 static struct selects listener_sel;
+static long disc_groups[16]; /* processes where connections were discovered */
+static int ndisc_groups;
 static int64_t t_first = -1;
 
 static long arg_long(const char *s, size_t n)
@@ -549,15 +69,16 @@ static long arg_long(const char *s, size_t n)
         return -1;
     memcpy(tmp, s, n);
     tmp[n] = 0;
-    return strtol(tmp, NULL, 10);
+    return strtol(tmp, NULL, 10); /* saturates: no UB on any length */
 }
 
-static struct sconn *conn_of(long fd)
+static struct sconn *conn_of(long pid, long fd)
 {
-    if (fd < 0 || fd >= 65536 || !fdmap[fd])
-        return NULL;
-    return &conns[fdmap[fd] - 1];
+    struct sf_ent *e = fd < 0 ? NULL : sf_get(sf_group(pid), fd, 0);
+    return e && e->conn ? &conns[e->conn - 1] : NULL;
 }
+
+static int64_t sat_add(int64_t a, int64_t b) { return a > INT64_MAX - b ? INT64_MAX : a + b; }
 
 static void sel_add(struct selects *s, long tmo, long ret, int64_t dur, int buffered)
 {
@@ -572,150 +93,238 @@ static void sel_add(struct selects *s, long tmo, long ret, int64_t dur, int buff
         s->max_dur_us = dur;
     if (ret == 0) {
         s->timed_out++;
-        s->timed_out_dur_us += dur > 0 ? dur : 0;
+        s->timed_out_dur_us = sat_add(s->timed_out_dur_us, dur > 0 ? dur : 0);
         if (buffered)
             s->timed_out_buffered++;
     }
 }
 
-static void on_select(const char *name, const char *args, size_t n, long ret, int64_t dur)
+/* One wait (select, poll, epoll) that covered fd. */
+static void wait_on_fd(long pid, long fd, long tmo, long ret, int64_t dur)
 {
-    const char *st[6];
-    size_t sl[6];
-    int na = st_split_args(args, n, st, sl, 6), isp = strcmp(name, "poll") == 0 || strcmp(name, "ppoll") == 0;
-    long tmo;
-    int k;
-    const char *sets[3];
-    size_t setl[3];
-    int nsets = 0;
-    if (isp) {
-        if (na < 3)
-            return;
-        tmo = st_timeout_ms(st[2], sl[2], strcmp(name, "ppoll") == 0);
-        sets[0] = st[0];
-        setl[0] = sl[0];
-        nsets = 1;
+    struct sf_ent *e = sf_get(sf_group(pid), fd, 1);
+    if (e->listener)
+        sel_add(&listener_sel, tmo, ret, dur, 0);
+    else if (e->conn) {
+        struct sconn *c = &conns[e->conn - 1];
+        sel_add(&c->sel, tmo, ret, dur, c->requests_read > c->responses);
     } else {
-        if (na < 5)
-            return;
-        tmo = st_timeout_ms(st[4], sl[4], strcmp(name, "pselect6") == 0);
-        for (k = 1; k <= 3; k++) {
-            sets[nsets] = st[k];
-            setl[nsets++] = sl[k];
-        }
-    }
-    /* listener */
-    {
-        long fd;
-        for (fd = 0; fd < 1024; fd++) {
-            int in = 0;
-            for (k = 0; k < nsets; k++)
-                in |= st_fdset_has(sets[k], setl[k], fd);
-            if (!in)
-                continue;
-            if (listener[fd])
-                sel_add(&listener_sel, tmo, ret, dur, 0);
-            else {
-                struct sconn *c = conn_of(fd);
-                if (c)
-                    sel_add(&c->sel, tmo, ret, dur, c->requests_read > c->responses);
-            }
-        }
+        sel_add(&e->pend_sel, tmo, ret, dur, 0); /* counts if it turns out to be a connection */
     }
 }
 
-static void on_setsockopt(const char *args, size_t n)
+static int cmp_long(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* select/pselect6 (3 fd sets) and poll/ppoll (one array): every fd listed,
+ * of any number, once. */
+static void on_select(long pid, const char *name, const char *args, size_t n, long ret, int64_t dur)
+{
+    const char *st[6];
+    size_t sl[6], pos;
+    int na = st_split_args(args, n, st, sl, 6), isp = name[0] == 'p' && strstr(name, "poll") != NULL;
+    int first = isp ? 0 : 1, last = isp ? 0 : 3;
+    long tmo, fd, *v = NULL;
+    size_t nv = 0, cap = 0;
+    if (na < (isp ? 3 : 5))
+        return;
+    tmo = isp ? st_timeout_ms(st[2], sl[2], strcmp(name, "ppoll") == 0)
+              : st_timeout_ms(st[4], sl[4], strcmp(name, "pselect6") == 0);
+    for (int k = first; k <= last; k++)
+        for (pos = 0; st_fdset_next(st[k], sl[k], &pos, &fd);) {
+            if (nv == cap)
+                v = xreallocarray(v, cap = cap ? cap * 2 : 16, sizeof *v);
+            v[nv++] = fd;
+        }
+    qsort(v, nv, sizeof *v, cmp_long);
+    for (size_t i = 0; i < nv; i++)
+        if (i == 0 || v[i] != v[i - 1])
+            wait_on_fd(pid, v[i], tmo, ret, dur);
+    free(v);
+}
+
+/* epoll_wait/epoll_pwait(epfd, events, max, timeout ms), epoll_pwait2 (a
+ * timespec): the wait covers every fd registered in epfd. */
+static void on_epoll_wait(long pid, const char *name, const char *args, size_t n, long ret, int64_t dur)
+{
+    const char *st[4];
+    size_t sl[4];
+    if (st_split_args(args, n, st, sl, 4) < 4)
+        return;
+    long tmo = st_timeout_ms(st[3], sl[3], 1);
+    struct sf_ent *ep = sf_get(sf_group(pid), arg_long(st[0], sl[0]), 0);
+    (void)name;
+    for (size_t i = 0; ep && i < ep->nmembers; i++)
+        wait_on_fd(pid, ep->members[i], tmo, ret, dur);
+}
+
+static void on_epoll_ctl(long pid, const char *args, size_t n, long ret)
+{
+    const char *st[4];
+    size_t sl[4];
+    if (ret < 0 || st_split_args(args, n, st, sl, 4) < 3)
+        return;
+    int add = sl[1] >= 13 && memcmp(st[1], "EPOLL_CTL_ADD", 13) == 0;
+    int del = sl[1] >= 13 && memcmp(st[1], "EPOLL_CTL_DEL", 13) == 0;
+    if (add || del)
+        sf_epoll_ctl(sf_group(pid), arg_long(st[0], sl[0]), arg_long(st[2], sl[2]), add);
+}
+
+static void add_opt_name(char *list, size_t cap, const char *opt)
+{
+    if (!strstr(list, opt) && strlen(list) + strlen(opt) + 2 < cap) {
+        if (list[0])
+            strcat(list, ",");
+        strcat(list, opt);
+    }
+}
+
+/* setsockopt counts of a socket that turned out to be the listener. */
+static void pending_to_listener(struct sf_ent *e)
+{
+    char tmp[sizeof e->pend_names], *tok, *sv = NULL;
+    listener_setsockopt_n += e->pend_nodelay + e->pend_rcvtimeo + e->pend_sndtimeo + e->pend_other;
+    memcpy(tmp, e->pend_names, sizeof tmp);
+    for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv))
+        add_opt_name(listener_opts, sizeof listener_opts, tok);
+    e->pend_nodelay = e->pend_rcvtimeo = e->pend_sndtimeo = e->pend_other = 0;
+    e->pend_names[0] = 0;
+}
+
+static void count_opt(const char *opt, int *nodelay, int *rcv, int *snd, int *other)
+{
+    if (strcmp(opt, "TCP_NODELAY") == 0)
+        (*nodelay)++;
+    else if (strncmp(opt, "SO_RCVTIMEO", 11) == 0)
+        (*rcv)++;
+    else if (strncmp(opt, "SO_SNDTIMEO", 11) == 0)
+        (*snd)++;
+    else
+        (*other)++;
+}
+
+static void on_setsockopt(long pid, const char *args, size_t n)
 {
     const char *st[5];
     size_t sl[5];
-    long fd;
     char opt[48];
-    struct sconn *c;
     if (st_split_args(args, n, st, sl, 5) < 3)
         return;
-    fd = arg_long(st[0], sl[0]);
+    long fd = arg_long(st[0], sl[0]);
     snprintf(opt, sizeof opt, "%.*s", (int)(sl[2] < 40 ? sl[2] : 40), st[2]);
-    if (fd >= 0 && fd < 65536 && listener[fd]) {
+    struct sf_ent *e = fd < 0 ? NULL : sf_get(sf_group(pid), fd, 1);
+    if (!e)
+        return;
+    if (e->listener) {
         listener_setsockopt_n++;
-        if (!strstr(listener_opts, opt) && strlen(listener_opts) + strlen(opt) + 2 < sizeof listener_opts) {
-            if (listener_opts[0])
-                strcat(listener_opts, ",");
-            strcat(listener_opts, opt);
-        }
-        return;
+        add_opt_name(listener_opts, sizeof listener_opts, opt);
+    } else if (e->conn) {
+        struct sconn *c = &conns[e->conn - 1];
+        count_opt(opt, &c->tcp_nodelay, &c->so_rcvtimeo, &c->so_sndtimeo, &c->setsockopt_other);
+    } else {
+        /* not known yet: a future listener, or a connection accepted in
+         * another process (Wine) that shows itself by its traffic later */
+        count_opt(opt, &e->pend_nodelay, &e->pend_rcvtimeo, &e->pend_sndtimeo, &e->pend_other);
+        add_opt_name(e->pend_names, sizeof e->pend_names, opt);
     }
-    c = conn_of(fd);
-    if (!c) {
-        /* before listen(): remember on a socket that may become the listener */
-        if (fd >= 0 && fd < 65536) {
-            listener_setsockopt_n++;
-            if (!strstr(listener_opts, opt) && strlen(listener_opts) + strlen(opt) + 2 < sizeof listener_opts) {
-                if (listener_opts[0])
-                    strcat(listener_opts, ",");
-                strcat(listener_opts, opt);
-            }
-        }
-        return;
-    }
-    if (strcmp(opt, "TCP_NODELAY") == 0)
-        c->tcp_nodelay++;
-    else if (strncmp(opt, "SO_RCVTIMEO", 11) == 0)
-        c->so_rcvtimeo++;
-    else if (strncmp(opt, "SO_SNDTIMEO", 11) == 0)
-        c->so_sndtimeo++;
-    else
-        c->setsockopt_other++;
 }
 
-static void on_accept(const char *args, size_t n, long ret, long pid, int64_t t)
+static struct sconn *new_conn(long pid, long fd, int64_t t)
+{
+    if (nconns == capconns) {
+        capconns = capconns ? capconns * 2 : 16;
+        conns = xreallocarray(conns, capconns, sizeof *conns);
+    }
+    struct sconn *c = &conns[nconns];
+    memset(c, 0, sizeof *c);
+    c->fd = fd;
+    c->accept_pid = pid;
+    c->group = sf_group(pid);
+    c->t_accept = t;
+    struct sf_ent *e = sf_get(c->group, fd, 1);
+    sf_reset(e);
+    e->conn = (long)++nconns;
+    return c;
+}
+
+static void peer_of(struct sconn *c, const char *args, size_t n)
+{
+    int ok1;
+    int64_t port = 0;
+    const char *a = memmem(args, n, "sin_port=htons(", 15);
+    ok1 = a != NULL && a + 15 < args + n && isdigit((unsigned char)a[15]);
+    if (ok1)
+        port = strtol(a + 15, NULL, 10);
+    a = memmem(args, n, "inet_addr(\"", 11);
+    if (!a)
+        a = memmem(args, n, "inet_pton(AF_INET6, \"", 21);
+    if (ok1 && a) {
+        const char *b = memchr(a, '"', (size_t)(args + n - a));
+        const char *e2 = b ? memchr(b + 1, '"', (size_t)(args + n - b - 1)) : NULL;
+        if (b && e2)
+            snprintf(c->peer, sizeof c->peer, "%.*s:%ld", (int)(e2 - b - 1 < 46 ? e2 - b - 1 : 46), b + 1, (long)port);
+    }
+}
+
+static void on_accept(long pid, const char *args, size_t n, long ret, int64_t t)
 {
     const char *st[2];
     size_t sl[2];
-    struct sconn *c;
-    long lfd;
-    if (ret < 0 || ret >= 65536)
+    if (ret < 0)
         return;
-    if (st_split_args(args, n, st, sl, 2) < 1)
-        return;
-    lfd = arg_long(st[0], sl[0]);
-    if (lfd >= 0 && lfd < 65536)
-        listener[lfd] = 1;
-    if (nconns == capconns) {
-        capconns = capconns ? capconns * 2 : 16;
-        conns = xrealloc(conns, capconns * sizeof *conns);
-    }
-    c = &conns[nconns];
-    memset(c, 0, sizeof *c);
-    c->fd = ret;
-    c->accept_pid = pid;
-    c->t_accept = t;
-    {
-        int ok1;
-        long port = num_after(args, n, "sin_port=htons(", &ok1);
-        const char *a = memmem(args, n, "inet_addr(\"", 11);
-        if (!a)
-            a = memmem(args, n, "inet_pton(AF_INET6, \"", 21);
-        if (ok1 && a) {
-            const char *b = memchr(a, '"', (size_t)(args + n - a));
-            const char *e2 = b ? memchr(b + 1, '"', (size_t)(args + n - b - 1)) : NULL;
-            if (b && e2)
-                snprintf(c->peer, sizeof c->peer, "%.*s:%ld", (int)(e2 - b - 1 < 46 ? e2 - b - 1 : 46), b + 1, port);
-        }
-    }
-    fdmap[ret] = (long)++nconns;
     accepts++;
+    if (st_split_args(args, n, st, sl, 2) >= 1) {
+        long lfd = arg_long(st[0], sl[0]);
+        if (lfd >= 0)
+            sf_get(sf_group(pid), lfd, 1)->listener = 1;
+    }
+    peer_of(new_conn(pid, ret, t), args, n);
+}
+
+/* An fd we did not see accepted carries HTTP: a connection accepted in
+ * another process (Wine's wineserver accepts and hands the fd over).  Its
+ * earlier setsockopt calls now count for it. */
+static struct sconn *discover(long pid, long fd, int64_t t)
+{
+    struct sf_ent *e = sf_get(sf_group(pid), fd, 1);
+    struct sf_ent saved = *e;
+    if (e->listener)
+        return NULL;
+    struct sconn *c = new_conn(pid, fd, t);
+    c->discovered = 1;
+    int k = 0;
+    while (k < ndisc_groups && disc_groups[k] != c->group)
+        k++;
+    if (k == ndisc_groups && k < 16)
+        disc_groups[ndisc_groups++] = c->group;
+    c->tcp_nodelay = saved.pend_nodelay;
+    c->so_rcvtimeo = saved.pend_rcvtimeo;
+    c->so_sndtimeo = saved.pend_sndtimeo;
+    c->setsockopt_other = saved.pend_other;
+    c->sel = saved.pend_sel;
+    return c;
+}
+
+static int starts_http(const char *name, const char *args, size_t n, int response)
+{
+    size_t dl;
+    unsigned char *d = st_call_data(name, args, n, &dl);
+    int yes = d && (response ? dl >= 7 && memcmp(d, "HTTP/1.", 7) == 0 : hq_is_request_start(d, dl));
+    free(d);
+    return yes;
 }
 
 static void on_write(struct sconn *c, const char *name, const char *args, size_t n, long ret)
 {
-    size_t dl;
-    unsigned char *d = st_call_data(name, args, n, &dl);
     if (ret > 0)
         c->bytes_written += (size_t)ret;
-    if (d && dl >= 7 && memcmp(d, "HTTP/1.", 7) == 0) {
+    if (starts_http(name, args, n, 1)) {
         if (c->responses == c->cap_sends) {
             c->cap_sends = c->cap_sends ? c->cap_sends * 2 : 8;
-            c->sends = xrealloc(c->sends, (size_t)c->cap_sends * sizeof *c->sends);
+            c->sends = xreallocarray(c->sends, (size_t)c->cap_sends, sizeof *c->sends);
         }
         c->sends[c->responses++] = 1;
     } else if (c->responses > 0) {
@@ -723,7 +332,6 @@ static void on_write(struct sconn *c, const char *name, const char *args, size_t
     } else {
         c->sends_before_first++;
     }
-    free(d);
 }
 
 static void on_read(struct sconn *c, const char *name, const char *args, size_t n, long ret)
@@ -753,6 +361,48 @@ static void on_read(struct sconn *c, const char *name, const char *args, size_t 
 
 static const char *const write_calls[] = {"write", "send", "sendto", "writev", "sendmsg", "pwritev", NULL};
 static const char *const read_calls[] = {"read", "recv", "recvfrom", "readv", "recvmsg", NULL};
+static const char *const wait_calls[] = {"select", "pselect6", "poll", "ppoll", "_newselect", NULL};
+static const char *const epoll_waits[] = {"epoll_wait", "epoll_pwait", "epoll_pwait2", NULL};
+
+/* Thread and process creation: who shares whose fd table. */
+static void on_clone(long pid, const char *name, const char *args, size_t n, long ret)
+{
+    if (ret > 0)
+        sf_clone(pid, ret, strcmp(name, "clone") == 0 || strcmp(name, "clone3") == 0
+                               ? memmem(args, n, "CLONE_FILES", 11) != NULL
+                               : 0);
+}
+
+/* Calls that are not about one connection's data. */
+static int on_socket_call(long pid, const char *name, const char *args, size_t n, long fd, long ret, int64_t t,
+                          int64_t dur)
+{
+    if (strcmp(name, "accept") == 0 || strcmp(name, "accept4") == 0)
+        on_accept(pid, args, n, ret, t + (dur > 0 ? dur : 0));
+    else if (strcmp(name, "listen") == 0 && fd >= 0) {
+        struct sf_ent *e = sf_get(sf_group(pid), fd, 1);
+        e->listener = 1;
+        pending_to_listener(e);
+    } else if (strcmp(name, "setsockopt") == 0)
+        on_setsockopt(pid, args, n);
+    else if (st_is_name(name, wait_calls))
+        on_select(pid, name, args, n, ret, dur);
+    else if (st_is_name(name, epoll_waits))
+        on_epoll_wait(pid, name, args, n, ret, dur);
+    else if (strcmp(name, "epoll_ctl") == 0)
+        on_epoll_ctl(pid, args, n, ret);
+    else if (strcmp(name, "clone") == 0 || strcmp(name, "clone3") == 0 || strcmp(name, "fork") == 0 ||
+             strcmp(name, "vfork") == 0)
+        on_clone(pid, name, args, n, ret);
+    else if ((strcmp(name, "socket") == 0 || strcmp(name, "epoll_create1") == 0 ||
+              strcmp(name, "epoll_create") == 0) && ret >= 0) {
+        struct sf_ent *e = sf_get(sf_group(pid), ret, 0);
+        if (e)
+            sf_reset(e); /* a new socket on a reused fd number */
+    } else
+        return 0;
+    return 1;
+}
 
 static void on_call(long pid, const char *name, const char *args, size_t n, long ret, int ret_known, int64_t t,
                     int64_t dur)
@@ -760,48 +410,32 @@ static void on_call(long pid, const char *name, const char *args, size_t n, long
     const char *st[2];
     size_t sl[2];
     long fd = -1;
-    struct sconn *c;
     (void)ret_known;
     calls_parsed++;
     if (st_split_args(args, n, st, sl, 2) >= 1)
         fd = arg_long(st[0], sl[0]);
-    if (strcmp(name, "accept") == 0 || strcmp(name, "accept4") == 0) {
-        on_accept(args, n, ret, pid, t + (dur > 0 ? dur : 0));
+    if (on_socket_call(pid, name, args, n, fd, ret, t, dur))
         return;
-    }
-    if (strcmp(name, "listen") == 0 && fd >= 0 && fd < 65536) {
-        listener[fd] = 1;
-        return;
-    }
-    if (strcmp(name, "setsockopt") == 0) {
-        on_setsockopt(args, n);
-        return;
-    }
-    if (strcmp(name, "select") == 0 || strcmp(name, "pselect6") == 0 || strcmp(name, "poll") == 0 ||
-        strcmp(name, "ppoll") == 0 || strcmp(name, "_newselect") == 0) {
-        on_select(name, args, n, ret, dur);
-        return;
-    }
-    c = conn_of(fd);
-    if (strcmp(name, "socket") == 0 && ret >= 0 && ret < 65536) {
-        listener[ret] = 0;
-        fdmap[ret] = 0;
-        return;
-    }
+    struct sconn *c = conn_of(pid, fd);
+    if (!c && fd >= 0 && ret > 0 &&
+        ((st_is_name(name, read_calls) && starts_http(name, args, n, 0)) ||
+         (st_is_name(name, write_calls) && starts_http(name, args, n, 1))))
+        c = discover(pid, fd, t);
     if (!c) {
-        if (strcmp(name, "close") == 0 && fd >= 0 && fd < 65536)
-            listener[fd] = 0;
+        struct sf_ent *e = strcmp(name, "close") == 0 && fd >= 0 ? sf_get(sf_group(pid), fd, 0) : NULL;
+        if (e)
+            sf_reset(e);
         return;
     }
-    if (is_name(name, write_calls))
+    if (st_is_name(name, write_calls))
         on_write(c, name, args, n, ret);
-    else if (is_name(name, read_calls))
+    else if (st_is_name(name, read_calls))
         on_read(c, name, args, n, ret);
     else if (strcmp(name, "shutdown") == 0)
         c->shutdowns++;
     else if (strcmp(name, "close") == 0) {
         c->closed = 1;
-        fdmap[fd] = 0;
+        sf_reset(sf_get(c->group, fd, 1));
     }
 }
 
@@ -873,6 +507,22 @@ static void process_line(const char *line, size_t len)
 /* Output                                                              */
 /* ------------------------------------------------------------------ */
 
+/* An accepted connection its process never touched, while connections
+ * found by their traffic exist: the fd was handed to another process
+ * (Wine's wineserver accepts; the program's threads do the I/O).  Such a
+ * connection appears once, as the discovered one; `accepts` still counts
+ * the accept. */
+static int handed_over_conn(const struct sconn *c)
+{
+    if (c->discovered || c->reads || c->bytes_written || c->responses || c->sends_before_first || c->sel.count ||
+        c->tcp_nodelay || c->so_rcvtimeo || c->so_sndtimeo || c->setsockopt_other || c->shutdowns)
+        return 0;
+    for (int i = 0; i < ndisc_groups; i++)
+        if (disc_groups[i] != c->group)
+            return 1;
+    return 0;
+}
+
 static void print_timeouts(const struct selects *s)
 {
     int i;
@@ -882,66 +532,77 @@ static void print_timeouts(const struct selects *s)
     printf("]");
 }
 
-static void print_json(void)
+struct totals {
+    int smax, smin, have, nodelay, resp, req, tob;
+};
+
+static void json_conn(const struct sconn *c, size_t num, struct totals *T)
 {
-    size_t i;
-    int j, smax = 0, smin = 0, have = 0, nodelay = 0, resp = 0, req = 0, tob = 0;
-    printf("{\n  \"connections\": [");
-    for (i = 0; i < nconns; i++) {
-        struct sconn *c = &conns[i];
-        printf("%s\n    {\"conn\": %zu, \"fd\": %ld, \"pid\": %ld, \"t_accept_us\": %" PRId64 ", \"peer\": \"%s\", "
-               "\"tcp_nodelay\": %d, \"so_rcvtimeo\": %d, \"so_sndtimeo\": %d, \"setsockopt_other\": %d, "
-               "\"responses\": %d, \"sends_per_response\": [",
-               i ? "," : "", i + 1, c->fd, c->accept_pid, c->t_accept, c->peer, c->tcp_nodelay, c->so_rcvtimeo,
-               c->so_sndtimeo, c->setsockopt_other, c->responses);
-        for (j = 0; j < c->responses; j++) {
-            printf("%s%d", j ? ", " : "", c->sends[j]);
-            if (!have || c->sends[j] > smax)
-                smax = c->sends[j];
-            if (!have || c->sends[j] < smin)
-                smin = c->sends[j];
-            have = 1;
-        }
-        printf("], \"sends_before_first_response\": %d, \"requests_read\": %d, \"truncated_reads\": %d, \"reads\": %d, \"bytes_read\": %zu, "
-               "\"bytes_written\": %zu, \"eof\": %s, \"shutdowns\": %d, \"closed\": %s, "
-               "\"selects\": {\"count\": %d, \"timeouts\": ",
-               c->sends_before_first, c->requests_read, c->truncated, c->reads, c->bytes_read, c->bytes_written,
-               c->eof ? "true" : "false", c->shutdowns, c->closed ? "true" : "false", c->sel.count);
-        print_timeouts(&c->sel);
-        printf(", \"timed_out\": %d, \"timed_out_with_buffered_request\": %d, \"timed_out_total_us\": %" PRId64
-               ", \"max_duration_us\": %" PRId64 "}}",
-               c->sel.timed_out, c->sel.timed_out_buffered, c->sel.timed_out_dur_us, c->sel.max_dur_us);
-        nodelay += c->tcp_nodelay;
-        resp += c->responses;
-        req += c->requests_read;
-        tob += c->sel.timed_out_buffered;
+    printf("%s\n    {\"conn\": %zu, \"fd\": %ld, \"pid\": %ld, \"t_accept_us\": %" PRId64 ", \"peer\": \"%s\", "
+           "\"discovered\": %s, \"tcp_nodelay\": %d, \"so_rcvtimeo\": %d, \"so_sndtimeo\": %d, "
+           "\"setsockopt_other\": %d, \"responses\": %d, \"sends_per_response\": [",
+           num > 1 ? "," : "", num, c->fd, c->accept_pid, c->t_accept, c->peer, c->discovered ? "true" : "false",
+           c->tcp_nodelay, c->so_rcvtimeo, c->so_sndtimeo, c->setsockopt_other, c->responses);
+    for (int j = 0; j < c->responses; j++) {
+        printf("%s%d", j ? ", " : "", c->sends[j]);
+        if (!T->have || c->sends[j] > T->smax)
+            T->smax = c->sends[j];
+        if (!T->have || c->sends[j] < T->smin)
+            T->smin = c->sends[j];
+        T->have = 1;
     }
-    printf("\n  ],\n  \"accepts\": %d,\n  \"tcp_nodelay_total\": %d,\n  \"responses_total\": %d,\n"
-           "  \"requests_read_total\": %d,\n  \"timed_out_with_buffered_request_total\": %d,\n",
-           accepts, nodelay, resp, req, tob);
+    printf("], \"sends_before_first_response\": %d, \"requests_read\": %d, \"truncated_reads\": %d, \"reads\": %d, \"bytes_read\": %zu, "
+           "\"bytes_written\": %zu, \"eof\": %s, \"shutdowns\": %d, \"closed\": %s, "
+           "\"selects\": {\"count\": %d, \"timeouts\": ",
+           c->sends_before_first, c->requests_read, c->truncated, c->reads, c->bytes_read, c->bytes_written,
+           c->eof ? "true" : "false", c->shutdowns, c->closed ? "true" : "false", c->sel.count);
+    print_timeouts(&c->sel);
+    printf(", \"timed_out\": %d, \"timed_out_with_buffered_request\": %d, \"timed_out_total_us\": %" PRId64
+           ", \"max_duration_us\": %" PRId64 "}}",
+           c->sel.timed_out, c->sel.timed_out_buffered, c->sel.timed_out_dur_us, c->sel.max_dur_us);
+    T->nodelay += c->tcp_nodelay;
+    T->resp += c->responses;
+    T->req += c->requests_read;
+    T->tob += c->sel.timed_out_buffered;
+}
+
+static void json_listener(void)
+{
+    char tmp[sizeof listener_opts], *tok, *sv = NULL;
+    int first = 1;
     printf("  \"listener_setsockopt\": [");
-    {
-        char tmp[sizeof listener_opts], *tok, *sv = NULL;
-        int first = 1;
-        memcpy(tmp, listener_opts, sizeof tmp);
-        for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv)) {
-            printf("%s\"%s\"", first ? "" : ", ", tok);
-            first = 0;
-        }
+    memcpy(tmp, listener_opts, sizeof tmp);
+    for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv)) {
+        printf("%s\"%s\"", first ? "" : ", ", tok);
+        first = 0;
     }
     printf("],\n  \"listener_setsockopt_calls\": %d,\n", listener_setsockopt_n);
     printf("  \"listener_selects\": {\"count\": %d, \"timeouts\": ", listener_sel.count);
     print_timeouts(&listener_sel);
     printf(", \"timed_out\": %d},\n", listener_sel.timed_out);
-    if (have)
-        printf("  \"sends_per_response_max\": %d,\n  \"sends_per_response_min\": %d\n}\n", smax, smin);
+}
+
+static void print_json(void)
+{
+    struct totals T = {0};
+    size_t num = 0;
+    printf("{\n  \"connections\": [");
+    for (size_t i = 0; i < nconns; i++)
+        if (!handed_over_conn(&conns[i]))
+            json_conn(&conns[i], ++num, &T);
+    printf("\n  ],\n  \"accepts\": %d,\n  \"handed_over\": %d,\n  \"tcp_nodelay_total\": %d,\n  \"responses_total\": %d,\n"
+           "  \"requests_read_total\": %d,\n  \"timed_out_with_buffered_request_total\": %d,\n",
+           accepts, handed_over, T.nodelay, T.resp, T.req, T.tob);
+    json_listener();
+    if (T.have)
+        printf("  \"sends_per_response_max\": %d,\n  \"sends_per_response_min\": %d\n}\n", T.smax, T.smin);
     else
         printf("  \"sends_per_response_max\": null,\n  \"sends_per_response_min\": null\n}\n");
 }
 
 static void print_table(void)
 {
-    size_t i;
+    size_t i, num = 0;
     int j, nodelay = 0, trunc = 0;
     printf("file: %s\n", in_file);
     printf("accepts %d; listener setsockopt: %s (%d calls); listener selects %d (timed out %d, timeouts ms ", accepts,
@@ -952,12 +613,15 @@ static void print_table(void)
     for (i = 0; i < nconns; i++) {
         struct sconn *c = &conns[i];
         char spr[17] = "";
+        if (handed_over_conn(c))
+            continue;
+        num++;
         size_t o = 0;
         for (j = 0; j < c->responses && o + 4 < sizeof spr; j++)
             o += (size_t)snprintf(spr + o, sizeof spr - o, "%s%d", j ? "," : "", c->sends[j]);
         if (j < c->responses && o + 1 < sizeof spr)
             spr[o - 1] = '+';
-        printf("%4zu %4ld %-22s %7d %6d %6d %5d %5d %-16s %6d %6d %7d ", i + 1, c->fd, c->peer[0] ? c->peer : "-",
+        printf("%4zu %4ld %-22s %7d %6d %6d %5d %5d %-16s %6d %6d %7d ", num, c->fd, c->peer[0] ? c->peer : "-",
                c->tcp_nodelay, c->so_rcvtimeo, c->so_sndtimeo, c->requests_read, c->responses, spr[0] ? spr : "-",
                c->sel.count, c->sel.timed_out, c->sel.timed_out_buffered);
         print_timeouts(&c->sel);
@@ -966,6 +630,9 @@ static void print_table(void)
         trunc += c->truncated;
     }
     printf("\nTCP_NODELAY setsockopt total: %d\n", nodelay);
+    if (handed_over)
+        printf("%d accepted connections were handed to another process (shown where their traffic is)\n",
+               handed_over);
     if (trunc)
         printf("warning: %d reads had data truncated by strace -s; request counts are lower bounds\n", trunc);
 }
@@ -981,6 +648,7 @@ static void free_all(void)
         free(pend[i].args);
     free(pend);
     free(conns);
+    sf_free();
 }
 
 int main(int argc, char **argv)
@@ -1044,6 +712,8 @@ int main(int argc, char **argv)
         die("strace-analyse %s: %d of %d lines are not strace lines (garbage input?)", in_file, nbad, nlines);
     if (calls_parsed == 0)
         die("strace-analyse %s: no complete syscalls in input", in_file);
+    for (size_t i = 0; i < nconns; i++)
+        handed_over += handed_over_conn(&conns[i]);
     if (json)
         print_json();
     else
@@ -1052,4 +722,3 @@ int main(int argc, char **argv)
     return 0;
 }
 
-#endif /* SA_NO_MAIN */

@@ -64,6 +64,22 @@ long st_timeout_ms(const char *s, size_t n, int nsec);
 /* 1 if fd appears in the fd set literal "[3 5]" / poll array "[{fd=5, ...}]". */
 int st_fdset_has(const char *s, size_t n, long fd);
 
+/* Iterate the fds of such a literal, any size: start with *pos = 0; returns
+ * 1 with *fd set, 0 at the end. */
+int st_fdset_next(const char *s, size_t n, size_t *pos, long *fd);
+
+/* 1 if name is in the NULL-terminated list. */
+int st_is_name(const char *name, const char *const *list);
+
+/* select/poll/epoll waits that covered one fd. */
+#define MAX_TIMEOUTS 8
+struct selects {
+    int count, timed_out, timed_out_buffered;
+    long timeouts[MAX_TIMEOUTS]; /* distinct timeouts (ms), first MAX_TIMEOUTS */
+    int ntimeouts;
+    int64_t max_dur_us, timed_out_dur_us;
+};
+
 /* Request heads are counted by common/http_request.h (hq_count_requests). */
 
 #endif

@@ -77,6 +77,35 @@ if [ -f "$r/wire.pcap" ]; then
     check "socket-handler-nodelay TCP_NODELAY per connection" "$(jnum "$TMP/s.json" tcp_nodelay_total)" 1
 fi
 
+# --- Wine's Winsock on Linux (synthetic: written from strace's formats, not
+# captured): wineserver accepts (another process), the program's thread
+# receives with recvmsg, answers with 2 sendmsg (then one writev), waits with
+# poll/ppoll/epoll_wait, and sets TCP_NODELAY before its first read.
+w=$ROOT/captures/tests/fixtures/wine-synthetic.strace
+"$SA" --json "$w" >"$TMP/w.json"
+check "wine: accepts counted in the wineserver" "$(jnum "$TMP/w.json" accepts)" 1
+check "wine: connection found by its traffic" "$(grep -c '"discovered": true' "$TMP/w.json")/$(grep -c '"conn":' "$TMP/w.json")" 1/1
+check "wine: sendmsg/writev sends per response" "$(sed -n 's/.*"sends_per_response": \[\([0-9, ]*\)\].*/\1/p' "$TMP/w.json")" "2, 2, 1"
+check "wine: TCP_NODELAY before the first read counts" "$(jnum "$TMP/w.json" tcp_nodelay_total)" 1
+check "wine: poll/ppoll/epoll waits and timeouts" \
+    "$(sed -n 's/.*"selects": {"count": \([0-9]*\), "timeouts": \[\([0-9, ]*\)\], "timed_out": \([0-9]*\).*/\1 [\2] \3/p' "$TMP/w.json")" \
+    "4 [30000, 50, 100] 2"
+
+# --- any fd, any number: 70,000 accepts (fds up to 70,003) and 20-digit
+# values must count exactly, without undefined behaviour.
+awk 'BEGIN {
+    print "1 00:00:00.000001 socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = 3 <0.000005>"
+    print "1 00:00:00.000002 listen(3, 4096) = 0 <0.000005>"
+    for (i = 0; i < 70000; i++)
+        printf "1 00:00:01.%06d accept4(3, NULL, NULL, SOCK_CLOEXEC) = %d <0.000010>\n", i, 4 + i
+    print "1 00:00:02.000000 read(99999999999999999999, \"x\", 1) = 99999999999999999999 <99999999999999999999.000001>"
+    print "1 00:00:02.000001 setsockopt(70003, SOL_TCP, TCP_NODELAY, [1], 4) = 0 <0.000004>"
+}' >"$TMP/70k.strace"
+"$SA" --json "$TMP/70k.strace" >"$TMP/70k.json"
+check "70,000 accepts counted" "$(jnum "$TMP/70k.json" accepts)" 70000
+check "70,000 connections listed" "$(grep -c '"conn":' "$TMP/70k.json")" 70000
+check "setsockopt on fd 70003 counted" "$(jnum "$TMP/70k.json" tcp_nodelay_total)" 1
+
 # --- malformed inputs: exit 1 and exactly one line on stderr --------------
 expect_err() { # name binary file
     local rc lines
