@@ -5,72 +5,96 @@
 #                   (--variant NAME [--server-args "..."] | --server "CMD with {port}" --port P)
 #                   [--no-strace] --out DIR
 #
+#   --scenario S     a probe scenario (build/probe --help lists them); it and
+#                    --probe-args are checked by the probe before anything starts
 #   --variant NAME   server is build/NAME/server-min --port 0 --horse [server-args];
 #                    the port is read from its "listening ADDR:PORT" line
-#   --server CMD     any server (e.g. a real FPC build); {port} and {address}
-#                    in CMD are replaced; --port P is the port it listens on
+#   --server CMD     any server (e.g. a real FPC build, a win64 one under wine);
+#                    {port} and {address} in CMD are replaced; --port P is its port
 #   --veth           server inside a fresh network namespace behind a veth pair
 #                    (private /30 on that pair only), probe and tcpdump on the host side
 #   --no-strace      do not run the server under strace
+#   -h, --help       this text
 #
 # Writes DIR/wire.pcap, DIR/server.strace, DIR/probe.json, DIR/server.out|err,
 # DIR/pcap.json, DIR/pcap.txt, DIR/ladder.txt, DIR/strace.json, DIR/strace.txt.
-# Exit: 0 ok, 1 failure, 2 usage, 3 missing command, 4 not root.
+# Exit: 0 ok, 1 failure, 2 usage (reported once, before anything starts),
+# 4 skipped (not root, or a missing tool: tcpdump, strace, ip).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+help() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+usage_err() { echo "capture: $*" >&2; echo "try '$0 --help'" >&2; exit 2; }
+
+# needs_value OPT "$#": an option's value must be there.
+needs_value() { [ "$2" -ge 2 ] || usage_err "option '$1' needs a value"; }
 
 VETH=0 SCENARIO="" PROBE_ARGS="" VARIANT="" SERVER_CMD="" SERVER_ARGS="" PORT="" OUT="" USE_STRACE=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --veth) VETH=1 ;;
-        --scenario) SCENARIO=${2:-}; shift ;;
-        --probe-args) PROBE_ARGS=${2:-}; shift ;;
-        --variant) VARIANT=${2:-}; shift ;;
-        --server-args) SERVER_ARGS=${2:-}; shift ;;
-        --server) SERVER_CMD=${2:-}; shift ;;
-        --port) PORT=${2:-}; shift ;;
-        --out) OUT=${2:-}; shift ;;
         --no-strace) USE_STRACE=0 ;;
-        -h|--help) usage ;;
-        *) echo "capture: unknown argument '$1'" >&2; usage ;;
+        -h|--help) help ;;
+        --scenario|--probe-args|--variant|--server-args|--server|--port|--out)
+            needs_value "$1" $#
+            case "$1" in
+                --scenario) SCENARIO=$2 ;;
+                --probe-args) PROBE_ARGS=$2 ;;
+                --variant) VARIANT=$2 ;;
+                --server-args) SERVER_ARGS=$2 ;;
+                --server) SERVER_CMD=$2 ;;
+                --port) PORT=$2 ;;
+                --out) OUT=$2 ;;
+            esac
+            shift ;;
+        *) usage_err "unknown argument '$1'" ;;
     esac
     shift
 done
-{ [ -n "$SCENARIO" ] && [ -n "$OUT" ]; } || usage
-if [ -n "$VARIANT" ] && [ -n "$SERVER_CMD" ]; then usage; fi
-[ -n "$VARIANT" ] || [ -n "$SERVER_CMD" ] || usage
+[ -n "$SCENARIO" ] || usage_err "--scenario S is required"
+[ -n "$OUT" ] || usage_err "--out DIR is required"
+if [ -n "$VARIANT" ] && [ -n "$SERVER_CMD" ]; then usage_err "--variant and --server exclude each other"; fi
+[ -n "$VARIANT" ] || [ -n "$SERVER_CMD" ] || usage_err "need --variant NAME or --server CMD"
 if [ -n "$SERVER_CMD" ]; then
-    case "$PORT" in ''|*[!0-9]*) echo "capture: --server needs --port P" >&2; exit 2 ;; esac
+    case "$PORT" in ''|*[!0-9]*) usage_err "--server needs --port P" ;; esac
+fi
+
+PROBE=$ROOT/build/probe
+PCAPA=$ROOT/build/pcap-analyse
+STRACEA=$ROOT/build/strace-analyse
+for b in "$PROBE" "$PCAPA" "$STRACEA"; do
+    [ -x "$b" ] || die "missing $b (run: make ${b#"$ROOT"/})"
+done
+if [ -n "$VARIANT" ]; then
+    SERVER_BIN=$ROOT/build/$VARIANT/server-min
+    [ -x "$SERVER_BIN" ] || die "missing $SERVER_BIN (run: make build/$VARIANT/server-min)"
+fi
+# The probe checks the scenario and its arguments itself (one list, in one
+# place): options are parsed in order, so a trailing --help exits 0 only
+# when everything before it is valid.
+# shellcheck disable=SC2206
+PA=($PROBE_ARGS)
+if ! perr=$("$PROBE" --scenario "$SCENARIO" "${PA[@]}" --help 2>&1 >/dev/null); then
+    usage_err "${perr%%$'\n'*}"
 fi
 
 trap cap_cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-require_root
-require_command tcpdump tcpdump
-[ "$USE_STRACE" = 1 ] && require_command strace strace
-[ "$VETH" = 1 ] && require_command ip iproute2
-PROBE=$ROOT/build/probe
-PCAPA=$ROOT/build/pcap-analyse
-STRACEA=$ROOT/build/strace-analyse
-for b in "$PROBE" "$PCAPA" "$STRACEA"; do
-    [ -x "$b" ] || { echo "capture: missing $b (run: make ${b#"$ROOT"/})" >&2; exit 3; }
-done
-if [ -n "$VARIANT" ]; then
-    SERVER_BIN=$ROOT/build/$VARIANT/server-min
-    [ -x "$SERVER_BIN" ] || { echo "capture: missing $SERVER_BIN (run: make build/$VARIANT/server-min)" >&2; exit 3; }
-fi
+require_root capture
+require_command tcpdump tcpdump capture
+[ "$USE_STRACE" = 1 ] && require_command strace strace capture
+[ "$VETH" = 1 ] && require_command ip iproute2 capture
 
 mkdir -p "$OUT" || die "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd)
 rm -f "$OUT"/wire.pcap "$OUT"/server.strace "$OUT"/probe.json "$OUT"/server.out "$OUT"/server.err
-CAP_TMP=$(mktemp -d /tmp/fphs-capture.XXXXXX)
+CAP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/kit.XXXXXX") || die "mktemp failed"
+KIT_TMPS+=("$CAP_TMP") # kit_mktemp in $(...) would record it in a subshell only
 
 # --- network: loopback or a fresh namespace --------------------------
 if [ "$VETH" = 1 ]; then
@@ -97,11 +121,16 @@ fi
 STRACE=()
 if [ "$USE_STRACE" = 1 ]; then
     # shellcheck disable=SC2054
-    STRACE=(strace -f -tt -T -s 65535 -e trace=network,select,pselect6,poll,read,write,close -o "$OUT/server.strace" --)
+    # network: socket, accept4, setsockopt, sendto/sendmsg/recvmsg...; the
+    # waits native and Wine servers use; the process calls that tell whose
+    # fd table a thread uses (strace-analyse follows fds across processes).
+    STRACE=(strace -f -tt -T -s 65535
+            -e trace=network,select,pselect6,poll,ppoll,epoll_wait,epoll_pwait,epoll_ctl,read,write,readv,writev,close,clone,clone3,fork,vfork
+            -o "$OUT/server.strace" --)
 fi
 "${RUN_IN[@]}" "${STRACE[@]}" "${SRV[@]}" >"$OUT/server.out" 2>"$OUT/server.err" &
 SRV_PID=$!
-CAP_PIDS+=("$SRV_PID")
+KIT_PIDS+=("$SRV_PID")
 if [ -n "$VARIANT" ]; then
     wait_for_line "$OUT/server.out" '^listening ' "$SRV_PID" || die "server did not print 'listening ADDR:PORT' (see $OUT/server.err)"
     PORT=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$OUT/server.out" | head -n1)
@@ -123,7 +152,7 @@ MARK=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000 ))
 tcpdump -i "$IFACE" -s 0 -U --immediate-mode -Z root -w "$OUT/wire.pcap" "tcp port $PORT or udp port $MARK" \
     2>"$CAP_TMP/tcpdump.err" &
 TD_PID=$!
-CAP_PIDS+=("$TD_PID")
+KIT_PIDS+=("$TD_PID")
 seen=0
 for _ in $(seq 100); do
     kill -0 "$TD_PID" 2>/dev/null || die "tcpdump exited: $(tr '\n' ' ' <"$CAP_TMP/tcpdump.err")"
@@ -134,8 +163,6 @@ done
 [ "$seen" = 1 ] || die "tcpdump never captured the marker on $IFACE"
 
 # --- probe -------------------------------------------------------------
-# shellcheck disable=SC2206
-PA=($PROBE_ARGS)
 "$PROBE" --json --scenario "$SCENARIO" "${PA[@]}" "$SRV_ADDR" "$PORT" >"$OUT/probe.json" 2>"$OUT/probe.err"
 PROBE_RC=$?
 
@@ -160,7 +187,7 @@ if [ "$USE_STRACE" = 1 ]; then
     [ -n "$child" ] && stop_pid_child=$child && kill -TERM "$stop_pid_child" 2>/dev/null
 fi
 stop_pid "$SRV_PID" TERM
-CAP_PIDS=()
+KIT_PIDS=()
 
 # --- analysis -----------------------------------------------------------
 rc=0

@@ -1,53 +1,23 @@
 # shellcheck shell=bash
-# captures/lib.sh - helpers sourced by capture.sh (bash).
+# captures/lib.sh - the capture-specific helpers (a network namespace behind
+# a veth pair, the tcpdump liveness marker) on top of the kit's one shell
+# library, scripts/lib.sh (require_command / require_root that skip with
+# exit 4, stop_pid, kit_mktemp, kit_cleanup, wait_for_line, die, note).
 #
-# Every process and namespace this file creates is recorded, and cleanup
+# Every process, namespace and folder created here is recorded; cap_cleanup
 # removes exactly those (by PID / by name), never anything else.
 
-CAP_PIDS=()          # PIDs we started, stopped in reverse order
+kit_name=${kit_name:-capture}
+# shellcheck source=../scripts/lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/lib.sh"
+
 CAP_NETNS=""         # namespace we created
 CAP_VETH=""          # host-side veth we created
-CAP_TMP=""           # temp dir we created
 
-die()  { echo "capture: $*" >&2; exit 1; }
-note() { echo "capture: $*" >&2; }
-
-# require_command CMD PACKAGE: say exactly what is missing
-require_command() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "capture: missing command '$1' (Debian package: $2)" >&2
-    exit 3
-}
-
-require_root() {
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "capture needs root (tcpdump/ip netns)" >&2
-        exit 4
-    fi
-}
-
-# stop_pid PID SIGNAL: signal one PID we started and wait for it (bounded).
-stop_pid() {
-    local pid=$1 sig=${2:-TERM} i
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    kill -s "$sig" "$pid" 2>/dev/null
-    for i in $(seq 100); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -s KILL "$pid" 2>/dev/null
-    fi
-    wait "$pid" 2>/dev/null
-    return 0
-}
-
+# cap_cleanup: processes and temp folders (kit_cleanup), then our namespace
+# and veth.  Install with: trap cap_cleanup EXIT, before any set-up.
 cap_cleanup() {
-    local i
-    for ((i = ${#CAP_PIDS[@]} - 1; i >= 0; i--)); do
-        stop_pid "${CAP_PIDS[$i]}" TERM
-    done
-    CAP_PIDS=()
+    kit_cleanup
     if [ -n "$CAP_NETNS" ]; then
         ip netns pids "$CAP_NETNS" 2>/dev/null | while read -r p; do kill "$p" 2>/dev/null; done
         ip netns delete "$CAP_NETNS" 2>/dev/null
@@ -57,13 +27,7 @@ cap_cleanup() {
         ip link delete "$CAP_VETH" 2>/dev/null
         CAP_VETH=""
     fi
-    if [ -n "$CAP_TMP" ] && [ -d "$CAP_TMP" ]; then
-        rm -rf -- "$CAP_TMP"
-        CAP_TMP=""
-    fi
 }
-
-rand_hex() { od -An -N"$1" -tx1 /dev/urandom | tr -d ' \n'; }
 
 # netns_setup: namespace fphs-XXXX, veth pair with random names, a private
 # /30 (10.200.X.0/30, random X) that exists only on this pair.
@@ -94,17 +58,6 @@ netns_setup() {
         ip netns exec "$NS" ethtool -K "$VETH_NS" tso off gso off gro off >/dev/null 2>&1
     fi
     note "netns $NS: $VETH_HOST $HOST_ADDR/30 <-> $VETH_NS $NS_ADDR/30"
-}
-
-# wait_for_line FILE REGEX PID: poll FILE until a line matches, while PID lives.
-wait_for_line() {
-    local file=$1 re=$2 pid=$3 i
-    for i in $(seq 200); do
-        grep -Eq "$re" "$file" 2>/dev/null && return 0
-        kill -0 "$pid" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
 }
 
 # pcap_has_marker PCAP PORT: true once the capture file holds a UDP datagram
