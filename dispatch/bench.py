@@ -4,6 +4,8 @@
     dispatch/bench.py [--out results/bench]          every row (make bench)
     dispatch/bench.py --quick --binary B --out DIR   the three epoll-model
                                                      modes only, shorter (test)
+    dispatch/bench.py --smoke --binary B --out DIR   the same without the
+                                                     head-of-line phase
     dispatch/bench.py --target HOST PORT [--pid PID] [--name N] [--out DIR]
                                                      any running server
 
@@ -62,12 +64,13 @@ STOP_DEADLINE_S = 1.0
 class Profile:
     """Durations: full for make bench, short for the test."""
 
-    def __init__(self, quick: bool):
-        self.quick = quick
+    def __init__(self, quick: bool, smoke: bool = False):
+        self.quick = quick or smoke
+        self.smoke = smoke          # no head-of-line phase: sanitizer builds
         self.ping_s = 1.0
-        self.concurrency = (16, 64) if quick else CONCURRENCY
+        self.concurrency = (16,) if smoke else (16, 64) if quick else CONCURRENCY
         self.alone_s = 1.0 if quick else 1.5
-        self.beside_s = 1.5 if quick else 2.0
+        self.beside_s = 1.0 if quick else 2.0
         self.pipe_deadline_ms = 1500
 
 
@@ -346,7 +349,8 @@ def measure(subjects: list[Subject], prof: Profile, logdir: Path,
     for i, s in enumerate(subjects, 1):
         say(f"({i}/{total}) {s.name}: /ping load, then head-of-line")
         phase_ping(s, prof)
-        phase_hol(s, prof)
+        if not prof.smoke:
+            phase_hol(s, prof)
         if s.sampler:
             s.sampler.sample_now()
             s.r["threads_peak"] = s.sampler.peak
@@ -390,6 +394,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(TOP / "results/bench"))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="model rows, /ping c=16, pipelining, queue full, "
+                         "drain; no head-of-line (for sanitizer builds)")
     ap.add_argument("--binary", default=str(MODEL),
                     help="the epoll model binary (default build/dispatch/dispatch)")
     ap.add_argument("--target", nargs=2, metavar=("HOST", "PORT"))
@@ -399,17 +406,18 @@ def main() -> int:
     if not PROBE.exists():
         print(f"bench: {PROBE.relative_to(TOP)} missing (run make)", file=sys.stderr)
         return 1
-    prof = Profile(a.quick)
+    prof = Profile(a.quick, a.smoke)
     outdir = Path(a.out)
     outdir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    res: dict = {"environment": environment(), "quick": a.quick}
+    res: dict = {"environment": environment(), "quick": prof.quick,
+                 "smoke": prof.smoke}
     if a.target:
         res.update(run_target(a.target[0], int(a.target[1]), a.pid, a.name, prof))
         res["skips"] = []
     else:
         model = Path(a.binary)
-        if a.quick:
+        if prof.quick:
             rows, skips = model_rows(model), []
         else:
             rows, skips = server_rows(model)
@@ -423,7 +431,7 @@ def main() -> int:
     text = report_table.text_table(res)
     (outdir / "bench.txt").write_text(text)
     print(text, end="")
-    if not a.quick:
+    if not prof.quick:
         report_table.plot(res, outdir / "bench.png")
     say(f"wall time {res['wall_s']} s; results in {outdir}")
     return 0

@@ -4,6 +4,7 @@
 #
 #   build/dispatch/dispatch         the model (-O2)
 #   build/dispatch/tsan/dispatch    TSan build, driven by dispatch/test.sh
+#   build/dispatch/asan/dispatch    ASan + UBSan build, driven by dispatch/test.sh
 #   build/dispatch/unit             CUnit: bounded pool (queue full, drain),
 #                                   global pool (growth); ASan + UBSan
 #   build/dispatch/unit-tsan        the same under TSan
@@ -17,7 +18,8 @@ DISPATCH_HDR  := $(wildcard dispatch/*.h)
 DISPATCH_LIB  := $(filter-out dispatch/main.c,$(DISPATCH_SRC))
 DISPATCH_TEST := $(wildcard dispatch/tests/*.c)
 DISPATCH_BINS := build/dispatch/dispatch build/dispatch/tsan/dispatch \
-                 build/dispatch/unit build/dispatch/unit-tsan
+                 build/dispatch/asan/dispatch build/dispatch/unit \
+                 build/dispatch/unit-tsan
 
 .PHONY: dispatch bench dispatch-test dispatch-doc
 dispatch: $(DISPATCH_BINS)
@@ -31,6 +33,10 @@ build/dispatch/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 build/dispatch/tsan/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
+
+build/dispatch/asan/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
 
 build/dispatch/unit: $(DISPATCH_TEST) $(DISPATCH_LIB) $(DISPATCH_HDR)
 	@mkdir -p $(@D)

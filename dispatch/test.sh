@@ -3,8 +3,8 @@
 # minute on 2 cores): the epoll provider model's three --dispatch modes
 # measured side by side with shorter runs (dispatch/bench.py --quick), the
 # expected shapes judged by count and same-run ratio (dispatch/shapes.py),
-# the pools' CUnit tests (ASan+UBSan and TSan builds), and the TSan build of
-# the model driven through the same short run with its logs checked.
+# the pools' CUnit tests (ASan+UBSan and TSan builds), and the TSan and
+# ASan+UBSan builds of the model driven through short runs, logs checked.
 # Exit 0 pass, 1 fail, 4 skip.
 kit_name=dispatch
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -56,12 +56,19 @@ else
     test_fail "dispatch bench" "bench.py failed: $(tail -n 3 "$tmp/bench.out" | tr '\n' ' ')" | count
 fi
 
-# 3. The TSan model through the same short run: no report, clean exits, and
-#    the structural checks (pipelining, queue full, drain) still hold.
-if /usr/bin/python3 dispatch/bench.py --quick --binary build/dispatch/tsan/dispatch \
-        --out "$tmp/tsan" > "$tmp/tsan.out" 2>&1; then
-    reports=$(cat "$tmp"/tsan/logs/*.log | grep -c 'WARNING: ThreadSanitizer')
-    exits=$(/usr/bin/python3 - "$tmp/tsan/bench.json" <<'PY'
+# 3. The sanitizer builds of the model, TSan and
+#    ASan + UBSan, each through a smoke run (no head-of-line phase).  No report,
+#    clean exits, and the structural checks (pipelining, queue full, drain)
+#    still hold.
+sanitized() {   # NAME BINARY MODE PATTERN
+    local name=$1 bin=$2 mode=$3 pat=$4 reports exits
+    if ! /usr/bin/python3 dispatch/bench.py "$mode" --binary "$bin" \
+            --out "$tmp/$name" > "$tmp/$name.out" 2>&1; then
+        test_fail "dispatch $name-model" "bench.py failed: $(tail -n 3 "$tmp/$name.out" | tr '\n' ' ')" | count
+        return
+    fi
+    reports=$(cat "$tmp/$name"/logs/*.log | grep -cE "$pat")
+    exits=$(/usr/bin/python3 - "$tmp/$name/bench.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 codes = [x.get("exit_code") for x in r["rows"]]
@@ -70,17 +77,18 @@ print(" ".join(str(c) for c in codes))
 PY
 )
     if [ "$reports" -eq 0 ] && [ -z "$(echo "$exits" | tr -d ' 0')" ]; then
-        test_ok "dispatch tsan-model" "0 ThreadSanitizer reports, exit codes: $exits" | count
+        test_ok "dispatch $name-model" "0 sanitizer reports, exit codes: $exits" | count
     else
-        test_fail "dispatch tsan-model" "$reports ThreadSanitizer report(s), exit codes: $exits (logs: $tmp/tsan/logs)" | count
-        cp -r "$tmp/tsan/logs" "$TOP/results/dispatch-tsan-logs" 2>/dev/null
+        mkdir -p "$TOP/results" && rm -rf "$TOP/results/dispatch-$name-logs" &&
+            cp -r "$tmp/$name/logs" "$TOP/results/dispatch-$name-logs"
+        test_fail "dispatch $name-model" "$reports sanitizer report(s), exit codes: $exits (logs: results/dispatch-$name-logs)" | count
     fi
-    /usr/bin/python3 dispatch/shapes.py "$tmp/tsan/bench.json" |
+    /usr/bin/python3 dispatch/shapes.py "$tmp/$name/bench.json" |
         grep -E 'dispatch (pipelining|queue-full|drain) ' |
-        sed 's/^TEST: dispatch /TEST: dispatch tsan-/' | count
-else
-    test_fail "dispatch tsan-model" "bench.py failed: $(tail -n 3 "$tmp/tsan.out" | tr '\n' ' ')" | count
-fi
+        sed "s/^TEST: dispatch /TEST: dispatch $name-/" | count
+}
+sanitized tsan build/dispatch/tsan/dispatch --smoke 'WARNING: ThreadSanitizer'
+sanitized asan build/dispatch/asan/dispatch --smoke 'ERROR: (Address|Leak)Sanitizer|runtime error'
 
 fails=$(grep -c fail "$tmp/tally"); oks=$(grep -c ok "$tmp/tally"); skips=$(grep -c skip "$tmp/tally")
 [ "$fails" -gt 0 ] && exit $KSFT_FAIL
