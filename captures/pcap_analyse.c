@@ -93,7 +93,7 @@ int64_t pa_median_sorted(const int64_t *v, size_t n)
     return (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-#ifndef PA_NO_MAIN
+#ifndef PA_NO_ANALYSER
 
 #include <pcap/pcap.h>
 #include <getopt.h>
@@ -346,69 +346,69 @@ static void add_packet(int conn, int from0, int64_t ts, uint32_t seq, uint32_t a
     }
 }
 
-static void read_capture(const char *file)
+/* The TCP segment at p (a captured frame) into pkts/conns. */
+static void take_segment(const struct pcap_pkthdr *h, const unsigned char *p, size_t off, int ipver, int64_t *t0,
+                         int *first)
 {
-    char errbuf[PCAP_ERRBUF_SIZE] = "";
+    size_t tcplen, hl;
+    int from0, ci;
+    struct endpoint src, dst;
+    const unsigned char *tcp;
+    int64_t ts = (int64_t)h->ts.tv_sec * 1000000 + h->ts.tv_usec;
+    if (!ip_tcp_decode(p + off, h->caplen - off, ipver, &src, &dst, &tcp, &tcplen))
+        return;
+    hl = (size_t)(tcp[12] >> 4) * 4;
+    if (hl < 20 || hl > tcplen)
+        return;
+    if (*first) {
+        *t0 = ts;
+        *first = 0;
+    }
+    uint32_t seq = be32(tcp + 4), ack = be32(tcp + 8);
+    uint8_t flags = tcp[13];
+    ci = find_conn(&src, &dst, flags, seq, &from0);
+    add_packet(ci, from0, ts - *t0, seq, ack, flags, tcp + hl, (uint32_t)(tcplen - hl));
+    struct conn *c = &conns[ci];
+    int e = from0 ? 0 : 1;
+    if (flags & TH_SYN) {
+        c->syn_seen = 1;
+        c->isn[e] = seq;
+        c->have_isn[e] = 1;
+        if (flags & TH_ACK)
+            c->synack_from = e;
+    }
+    if (flags & (TH_FIN | TH_RST))
+        c->closed = 1;
+}
+
+/* Every TCP segment of an open capture: 0, or -1 with the reason in err
+ * (bad input is a clear one-line outcome, never a crash or a guess). */
+static int read_capture(pcap_t *pc, const char *file, char *err, size_t errlen)
+{
     struct pcap_pkthdr *h;
     const unsigned char *p;
     int64_t t0 = 0;
-    int first = 1, rc, dlt;
-    pcap_t *pc = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
-    if (!pc)
-        die("pcap_open_offline %s: %s", file, errbuf);
-    dlt = pcap_datalink(pc);
+    int first = 1, rc, dlt = pcap_datalink(pc);
     while ((rc = pcap_next_ex(pc, &h, &p)) == 1) {
-        size_t off, tcplen, hl;
-        int ipver, from0, ci;
-        struct endpoint src, dst;
-        const unsigned char *tcp;
-        int64_t ts = (int64_t)h->ts.tv_sec * 1000000 + h->ts.tv_usec;
-        uint32_t seq, ack;
-        uint8_t flags;
+        size_t off;
+        int ipver;
         if (link_decode(dlt, p, h->caplen, &off, &ipver) < 0) {
-            pcap_close(pc);
-            die("pcap-analyse %s: unsupported link type %d (%s)", file, dlt,
-                pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?");
+            snprintf(err, errlen, "pcap-analyse %s: unsupported link type %d (%s)", file, dlt,
+                     pcap_datalink_val_to_name(dlt) ? pcap_datalink_val_to_name(dlt) : "?");
+            return -1;
         }
-        if (!ipver || off > h->caplen)
-            continue;
-        if (!ip_tcp_decode(p + off, h->caplen - off, ipver, &src, &dst, &tcp, &tcplen))
-            continue;
-        hl = (size_t)(tcp[12] >> 4) * 4;
-        if (hl < 20 || hl > tcplen)
-            continue;
-        if (first) {
-            t0 = ts;
-            first = 0;
-        }
-        seq = be32(tcp + 4);
-        ack = be32(tcp + 8);
-        flags = tcp[13];
-        ci = find_conn(&src, &dst, flags, seq, &from0);
-        add_packet(ci, from0, ts - t0, seq, ack, flags, tcp + hl, (uint32_t)(tcplen - hl));
-        {
-            struct conn *c = &conns[ci];
-            int e = from0 ? 0 : 1;
-            if (flags & TH_SYN) {
-                c->syn_seen = 1;
-                c->isn[e] = seq;
-                c->have_isn[e] = 1;
-                if (flags & TH_ACK)
-                    c->synack_from = e;
-            }
-            if (flags & (TH_FIN | TH_RST))
-                c->closed = 1;
-        }
+        if (ipver && off <= h->caplen)
+            take_segment(h, p, off, ipver, &t0, &first);
     }
     if (rc == PCAP_ERROR) {
-        char msg[PCAP_ERRBUF_SIZE + 64];
-        snprintf(msg, sizeof msg, "%s", pcap_geterr(pc));
-        pcap_close(pc);
-        die("pcap_next_ex %s: %s", file, msg);
+        snprintf(err, errlen, "pcap_next_ex %s: %s", file, pcap_geterr(pc));
+        return -1;
     }
-    pcap_close(pc);
-    if (npkts == 0)
-        die("pcap-analyse %s: no TCP segments in capture", file);
+    if (npkts == 0) {
+        snprintf(err, errlen, "pcap-analyse %s: no TCP segments in capture", file);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -615,6 +615,15 @@ static void analyse_conn(size_t ci)
             o = r.head_end + r.body_len;
         }
     }
+    /* the ladder needs only the streams' base; free the bytes now so one
+     * connection at a time holds stream memory, whatever the capture */
+    for (int e = 0; e < 2; e++) {
+        free(c->st[e].buf);
+        free(c->st[e].filled);
+        c->st[e].buf = NULL;
+        c->st[e].filled = NULL;
+        c->st[e].len = 0;
+    }
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -807,7 +816,7 @@ static void first_line(const unsigned char *d, size_t len, char *out, size_t n)
     out[i] = 0;
 }
 
-static int print_ladder(int n)
+static int print_ladder(int n, char *err, size_t errlen)
 {
     struct response *r;
     struct conn *c;
@@ -815,14 +824,14 @@ static int print_ladder(int n)
     int se;
     int64_t prev;
     if (n < 1 || (size_t)n > nresps) {
-        fprintf(stderr, "pcap-analyse %s: --ladder %d: capture has %zu responses\n", prog_file, n, nresps);
+        snprintf(err, errlen, "pcap-analyse %s: --ladder %d: capture has %zu responses", prog_file, n, nresps);
         return 1;
     }
     r = &resps[n - 1];
     c = &conns[r->conn - 1];
     se = c->server;
     if (r->i_hdr < 0) {
-        fprintf(stderr, "pcap-analyse %s: response %d: header segment not found\n", prog_file, n);
+        snprintf(err, errlen, "pcap-analyse %s: response %d: header segment not found", prog_file, n);
         return 1;
     }
     /* from the last client data segment before the header segment ... */
@@ -888,6 +897,7 @@ static int print_ladder(int n)
     return 0;
 }
 
+#ifndef PA_NO_MAIN
 static void usage(FILE *f)
 {
     fprintf(f, "usage: pcap-analyse [--port P] [--json] [--ladder N] FILE.pcap\n"
@@ -897,6 +907,8 @@ static void usage(FILE *f)
                "classes: coalesced, sent-before-ack, held-until-ack (body_after_ack*%d < ack_delay), other\n",
             PA_HELD_RATIO);
 }
+
+#endif
 
 static void free_all(void)
 {
@@ -912,15 +924,39 @@ static void free_all(void)
     free(pkts);
     free(conns);
     free(resps);
+    pkts = NULL;
+    conns = NULL;
+    resps = NULL;
+    npkts = cappkts = nconns = capconns = nresps = capresps = 0;
 }
 
+/* Read, analyse and print one open capture (closes it).  0 ok, 1 bad
+ * input, 2 no such response for --ladder (err set for both). */
+int pa_run(pcap_t *pc, const char *name, int port, int json, int ladder, char *err, size_t errlen)
+{
+    int rc = read_capture(pc, name, err, errlen) < 0 ? 1 : 0;
+    pcap_close(pc);
+    for (size_t i = 0; !rc && i < nconns; i++)
+        decide_server(i, port);
+    for (size_t i = 0; !rc && i < nconns; i++)
+        analyse_conn(i);
+    if (!rc && ladder)
+        rc = print_ladder(ladder, err, errlen) ? 2 : 0;
+    else if (!rc && json)
+        print_json();
+    else if (!rc)
+        print_table();
+    free_all();
+    return rc;
+}
+
+#ifndef PA_NO_MAIN
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {
         {"port", required_argument, 0, 'p'}, {"json", no_argument, 0, 'j'},
         {"ladder", required_argument, 0, 'l'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int port = 0, json = 0, ladder = 0, ch, rc = 0;
-    size_t i;
     char *end;
     while ((ch = getopt_long(argc, argv, "p:jl:h", lo, NULL)) != -1) {
         switch (ch) {
@@ -949,19 +985,15 @@ int main(int argc, char **argv)
         return 2;
     }
     prog_file = argv[optind];
-    read_capture(prog_file);
-    for (i = 0; i < nconns; i++)
-        decide_server(i, port);
-    for (i = 0; i < nconns; i++)
-        analyse_conn(i);
-    if (ladder)
-        rc = print_ladder(ladder);
-    else if (json)
-        print_json();
-    else
-        print_table();
-    free_all();
-    return rc;
+    char errbuf[PCAP_ERRBUF_SIZE + 256] = "";
+    pcap_t *pc = pcap_open_offline_with_tstamp_precision(prog_file, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
+    if (!pc)
+        die("pcap_open_offline %s: %s", prog_file, errbuf);
+    rc = pa_run(pc, prog_file, port, json, ladder, errbuf, sizeof errbuf);
+    if (rc)
+        die("%s", errbuf); /* bad input, or no such response: exit 1 */
+    return 0;
 }
 
 #endif /* PA_NO_MAIN */
+#endif /* PA_NO_ANALYSER */

@@ -50,6 +50,11 @@ struct hr_response;
  * capture ends early, and an unfinished chunked body counts 0. */
 size_t pa_body_wire_len(const struct hr_response *h, const unsigned char *p, size_t avail);
 
+struct pcap;
+/* Read, analyse and print (table, --json, or --ladder N) one open capture,
+ * closing it: 0 ok, 1 bad input (one line in err), 2 no response N. */
+int pa_run(struct pcap *pc, const char *name, int port, int json, int ladder, char *err, size_t errlen);
+
 /* Median of n sorted values (mean of the two middle ones when n is even). */
 int64_t pa_median_sorted(const int64_t *v, size_t n);
 

@@ -139,6 +139,8 @@ static void on_select(long pid, const char *name, const char *args, size_t n, lo
                 v = xreallocarray(v, cap = cap ? cap * 2 : 16, sizeof *v);
             v[nv++] = fd;
         }
+    if (nv == 0)
+        return; /* (qsort's pointer must not be NULL, even for 0 items) */
     qsort(v, nv, sizeof *v, cmp_long);
     for (size_t i = 0; i < nv; i++)
         if (i == 0 || v[i] != v[i - 1])
@@ -649,8 +651,17 @@ static void free_all(void)
     free(pend);
     free(conns);
     sf_free();
+    /* back to the start state: the fuzz target analyses many logs */
+    conns = NULL;
+    pend = NULL;
+    nconns = capconns = npend = cappend = 0;
+    listener_opts[0] = 0;
+    listener_setsockopt_n = accepts = calls_parsed = handed_over = ndisc_groups = 0;
+    memset(&listener_sel, 0, sizeof listener_sel);
+    t_first = -1;
 }
 
+#ifndef SA_NO_MAIN
 int main(int argc, char **argv)
 {
     static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -721,4 +732,4 @@ int main(int argc, char **argv)
     free_all();
     return 0;
 }
-
+#endif /* SA_NO_MAIN */

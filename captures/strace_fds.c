@@ -25,7 +25,7 @@ static size_t slot(long a, long b, size_t cap)
 
 static void grow(struct table *t)
 {
-    struct table g = {.cap = t->cap ? t->cap * 2 : 1024};
+    struct table g = {.cap = t->cap ? t->cap * 2 : 64};
     g.e = xreallocarray(NULL, g.cap, sizeof *g.e);
     for (size_t i = 0; i < g.cap; i++)
         g.e[i].group = -1; /* empty slot marker: groups are tids >= 0 */

@@ -37,8 +37,16 @@ build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_S
 	@mkdir -p $(@D)
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) -lcunit -lpcap -lm
 
-# libFuzzer over the request reader: `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`.
+# libFuzzer (tests/fuzz/run.sh): `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`
+# runs the request reader built against a variant (with stock, also the pcap
+# and strace analysers' input paths) for that long; `make fuzz-long` runs
+# every target for FUZZ_RUNS inputs (at least 10 million), without a time
+# limit.  A missing clang is a skip (exit 4).
 FUZZ_SECONDS ?= 60
 FUZZ_VARIANT ?= stock
+FUZZ_RUNS    ?= 10000000
+.PHONY: fuzz-long
 fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_VARIANT)
+fuzz-long:
+	tests/fuzz/run.sh --runs $(FUZZ_RUNS) 0 stock request pcap strace

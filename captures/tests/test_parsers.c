@@ -1,7 +1,7 @@
 /* captures/tests/test_parsers.c - CUnit tests of the analysers' pure functions.
  * Build: make build/test-capture-parsers (with the common sources, -lcunit -lpcap)
  * main returns the number of failures. */
-#define PA_NO_MAIN
+#define PA_NO_ANALYSER
 #include "../pcap_analyse.c"
 #include "../strace_parse.c"
 
