@@ -23,7 +23,8 @@
 #include "threadpool.h"
 
 /* What an iteration over the list decides for one connection. */
-enum handler_verdict { HANDLER_KEEP, HANDLER_REMOVE, HANDLER_SCHEDULED };
+enum handler_verdict { HANDLER_KEEP, HANDLER_REMOVE, HANDLER_SCHEDULED,
+                       HANDLER_READY };
 
 struct handler_thread {
     os_thread *thread;
@@ -226,52 +227,48 @@ struct handler_task {
     struct connection *connection;
 };
 
-/* TFPPooledConnectionHandler.ConnectionDone: drop a connection that may not
- * serve another request.  The task gives the connection back under the list
- * lock, and CheckRequest skips a connection still owned by a task: upstream
- * clears FBusy at the end of HandleRequest, so the accept thread could
- * schedule it again before this runs, and two tasks would share (and one
- * free) the same connection. */
+/* TFPPooledConnectionHandler.ConnectionDone, on the worker: a connection
+ * that may not serve another request is removed, which takes the list lock
+ * (RemoveConnection -> FList.Remove).  A kept one goes back to the idle list
+ * without any lock: the task just lets go of it.
+ *
+ * Not upstream: in_pool_task.  Upstream clears FBusy at the end of
+ * HandleRequest, before this runs; in that window the accept thread can
+ * schedule the connection again, and then this AllowNewRequest sees the new
+ * FBusy and frees the connection under the second task.  The clone keeps a
+ * connection owned by its task until here, so it cannot free memory in use
+ * (see DEVIATIONS.md). */
 static void handler_pooled_connection_done(struct conn_handler *h,
                                            struct connection *c)
 {
-    int remove = 0;
-    size_t i;
-
-    os_mutex_lock(h->lock);
-    c->in_pool_task = 0;
     if (!connection_allow_new_request(c))
-        for (i = 0; i < h->count; i++)
-            if (h->items[i] == c) {
-                handler_list_remove_locked(h, i);
-                remove = 1;
-                break;
-            }
-    os_mutex_unlock(h->lock);
-    if (remove)
-        connection_free(c);
+        handler_remove_connection(h, c);
+    else
+        atomic_store(&c->in_pool_task, 0);
 }
 
-/* THandleRequestTask.DoExecute. */
+/* THandleRequestTask.DoExecute: one request, then ConnectionDone. */
 static void handler_pooled_task(void *arg)
 {
     struct handler_task *t = arg;
 
-    os_block_stop_signals();
     connection_handle_request(t->connection);
     handler_pooled_connection_done(t->owner, t->connection);
     free(t);
 }
 
 /* TFPPooledConnectionHandler.ScheduleRequest: busy first, so the accept
- * thread does not schedule it twice while the task waits in the queue. */
+ * thread does not schedule it twice while the task waits; then AddTask,
+ * which with upstream's pool settings returns only once a thread took it.
+ * -1 when the task could not be added (out of memory): the caller gives the
+ * connection up. */
 static int handler_pooled_schedule_request(struct conn_handler *h,
                                            struct connection *c)
 {
     struct handler_task *t = malloc(sizeof *t);
 
     atomic_store(&c->busy, 1);
-    c->in_pool_task = 1;
+    atomic_store(&c->in_pool_task, 1);
     if (t) {
         t->owner = h;
         t->connection = c;
@@ -279,23 +276,21 @@ static int handler_pooled_schedule_request(struct conn_handler *h,
             return 0;
         free(t);
     }
-    /* Could not queue: the connection is given up like a failed request. */
     atomic_store(&c->keep_alive, 0);
     atomic_store(&c->busy, 0);
-    c->in_pool_task = 0;
     return -1;
 }
 
-/* TFPPooledConnectionHandler.CheckRequest, on the accept thread with the
- * list locked: enforce the keep-alive time-out, and schedule the connection
- * when a zero-timeout select() says the socket is readable.  FBuffer is not
- * consulted (B2 in pool mode). */
-static enum handler_verdict handler_pooled_check_request(struct conn_handler *h,
+/* The tests of TFPPooledConnectionHandler.CheckRequest, on the accept
+ * thread with the list locked: enforce the keep-alive time-out (REMOVE), and
+ * say READY when a zero-timeout select() says the socket is readable.
+ * FBuffer is not consulted (B2 in pool mode). */
+static enum handler_verdict handler_pooled_request_ready(struct conn_handler *h,
                                                          struct connection *c)
 {
     int timeout;
 
-    if (c->in_pool_task || !atomic_load(&h->server->active) ||
+    if (atomic_load(&c->in_pool_task) || !atomic_load(&h->server->active) ||
         !connection_allow_new_request(c))
         return HANDLER_KEEP;
     timeout = connection_keep_connection_timeout(c);
@@ -303,30 +298,52 @@ static enum handler_verdict handler_pooled_check_request(struct conn_handler *h,
         os_tick_ms() > atomic_load(&c->last_request_time) + (uint64_t)timeout)
         return HANDLER_REMOVE;
     if (!connection_is_upgraded(c) &&
-        socket_stream_can_read(connection_socket(c), 0) &&
-        handler_pooled_schedule_request(h, c) == 0)
-        return HANDLER_SCHEDULED;
+        socket_stream_can_read(connection_socket(c), 0))
+        return HANDLER_READY;
     return HANDLER_KEEP;
 }
 
-/* TFPPooledConnectionHandler.HandleConnection: list it, schedule its first
- * request at once. */
+/* TFPPooledConnectionHandler.CheckRequest, the Foreach iterator: a ready
+ * connection is scheduled right here, WITH THE LIST LOCKED.  That is defect
+ * B7: AddTask may loop until a worker is free, while the workers that would
+ * free up wait for this lock in ConnectionDone -> RemoveConnection. */
+static enum handler_verdict handler_pooled_check_request(struct conn_handler *h,
+                                                         struct connection *c)
+{
+    enum handler_verdict v = handler_pooled_request_ready(h, c);
+
+    if (v != HANDLER_READY)
+        return v;
+    return handler_pooled_schedule_request(h, c) == 0 ? HANDLER_SCHEDULED
+                                                      : HANDLER_REMOVE;
+}
+
+/* TFPPooledConnectionHandler.CheckRequests: queued tasks first, then every
+ * listed connection under the list lock (Foreach). */
+static void handler_pooled_check_requests(struct conn_handler *h)
+{
+    threadpool_check_queued_tasks(h->pool);
+    handler_foreach(h, handler_pooled_check_request);
+}
+
+/* TFPPooledConnectionHandler.HandleConnection: listed (inherited), then its
+ * first request scheduled at once, outside the list lock. */
 static void handler_pooled_handle_connection(struct conn_handler *h,
                                              struct connection *c)
 {
-    int rc;
-
+    /* Owned by its first task from the start (see ConnectionDone). */
+    atomic_store(&c->in_pool_task, 1);
     if (handler_list_add(h, c) != 0) {
         connection_free(c);
         return;
     }
-    os_mutex_lock(h->lock);
-    rc = handler_pooled_schedule_request(h, c);
-    os_mutex_unlock(h->lock);
-    /* A connection that could not be queued is dropped.  (Once queued, the
-     * task owns it: it may be gone already.) */
-    if (rc != 0)
-        handler_pooled_connection_done(h, c);
+    if (handler_pooled_schedule_request(h, c) != 0)
+        handler_remove_connection(h, c);
+}
+
+struct threadpool *handler_pool(struct conn_handler *h)
+{
+    return h->pool;
 }
 
 int handler_pooled_check_request_for_test(struct conn_handler *h,
@@ -393,7 +410,14 @@ struct conn_handler *handler_create(struct httpserver *s, char *err)
     h->server = s;
     h->mode = s->props.thread_mode;
     if (h->mode == TM_POOL) {
-        h->pool = threadpool_new(s->props.pool_threads, err);
+        /* CreatePool: MaxThreads ProcessorCount, MinThreads one less,
+         * QueueTasks on, AddTimeout 30. */
+        int max = s->props.pool_threads > 0 ? s->props.pool_threads
+                                             : os_processor_count();
+
+        h->pool = threadpool_new(max, max - 1, err);
+        if (h->pool)
+            threadpool_set_add_timeout(h->pool, 30);
         if (!h->pool) {
             os_cond_free(h->changed);
             os_mutex_free(h->lock);
@@ -421,7 +445,7 @@ void handler_check_requests(struct conn_handler *h)
         handler_foreach(h, handler_polled_check_connection);
         break;
     case TM_POOL:
-        handler_foreach(h, handler_pooled_check_request);
+        handler_pooled_check_requests(h);
         break;
     case TM_THREAD:
         handler_reap_threads(h, 0); /* upstream: nothing to do */

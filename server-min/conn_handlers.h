@@ -29,4 +29,7 @@ void handler_free(struct conn_handler *h);
 int handler_pooled_check_request_for_test(struct conn_handler *h,
                                           struct connection *c);
 
+/* The pooled handler's thread pool (NULL in other modes), for tests. */
+struct threadpool *handler_pool(struct conn_handler *h);
+
 #endif

@@ -29,8 +29,8 @@ struct connection {
     int request_started;           /* a byte of the current request arrived */
 
     atomic_int busy;               /* FBusy: read by the pool's accept thread */
-    int in_pool_task;              /* queued or running as a pool task; guarded
-                                      by the pooled handler's list lock */
+    atomic_int in_pool_task;       /* owned by a pool task until its
+                                      ConnectionDone (not upstream) */
     atomic_int keep_alive;         /* FKeepAlive: cleared by CloseSockets */
     int empty_detected;            /* FEmptyDetected */
     int is_upgraded;               /* FIsUpgraded (never set: no upgraders) */

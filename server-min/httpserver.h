@@ -26,7 +26,8 @@ enum thread_mode { TM_NONE, TM_POLLED, TM_THREAD, TM_POOL };
 #define HTTPSERVER_DEFAULT_MAX_BODY_SIZE (16 * 1024 * 1024)
 /* Polled mode's accept-idle tick when AcceptIdleTimeout is 0. */
 #define HTTPSERVER_POLLED_FALLBACK_IDLE_MS 100
-#define HTTPSERVER_DEFAULT_POOL_THREADS 4
+/* Pool MaxThreads: 0 = TThread.ProcessorCount, as TFPSimpleThreadPool.Create. */
+#define HTTPSERVER_DEFAULT_POOL_THREADS 0
 
 struct httpserver_props {
     char address[64];

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "os.h"
 
 const char *options_thread_mode_name(enum thread_mode m)
 {
@@ -44,7 +45,8 @@ void options_usage(void *out)
 "  --max-body-size N                 MaxBodySize in bytes (clone default %lld)\n"
 "  --no-strict-ascii-url             StrictASCIIURL := False (default True)\n"
 "  --queue-size N                    listen backlog, QueueSize (default %d)\n"
-"  --pool-threads N                  worker threads in pool mode (default %d)\n"
+"  --pool-threads N                  pool MaxThreads (MinThreads N-1; default %d =\n"
+"                                    ProcessorCount, here %d)\n"
 "\n"
 "Application-side TCP_NODELAY mitigations (what Horse can do):\n"
 "  --on-allow-connect nodelay        assign OnAllowConnect with a hook that sets\n"
@@ -68,7 +70,7 @@ void options_usage(void *out)
             s.props.accept_idle_timeout, s.props.request_read_timeout,
             s.props.max_live_connection_count, s.props.max_line_length,
             s.props.max_header_count, (long long)s.props.max_body_size,
-            s.props.queue_size, s.props.pool_threads);
+            s.props.queue_size, s.props.pool_threads, os_processor_count());
 }
 
 static int options_int(const char *flag, const char *v, long long min,

@@ -217,6 +217,13 @@ void os_sleep_ms(int ms)
 
 /* ---- threads ---------------------------------------------------------- */
 
+int os_processor_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n > 0 && n < 4096 ? (int)n : 1;
+}
+
 struct os_thread {
     pthread_t tid;
 };

@@ -70,6 +70,9 @@ void os_sleep_ms(int ms);
 
 /* ---- threads ---------------------------------------------------------- */
 
+/* TThread.ProcessorCount: online processors, at least 1. */
+int os_processor_count(void);
+
 typedef struct os_thread os_thread;
 typedef struct os_mutex os_mutex;
 typedef struct os_cond os_cond;

@@ -13,6 +13,8 @@
  * "not scheduled".  So around every call that may schedule, the response
  * send() of the watched connection is held at a gate (unit_send_gate_close)
  * and the task stays busy until the test opens it. */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 #include "httpserver.h"
 #include "os.h"
 #include "ssockets.h"
+#include "threadpool.h"
 #include "unit.h"
 
 #define GET_KEEP "GET /ping HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -223,6 +226,91 @@ static void test_pool_first_request_and_close(void)
     unit_conn_close(&u);
 }
 
+/* ---- pool: B7 -------------------------------------------------------------
+ * Two kept-alive connections idle in the list, one worker (MaxThreads 1),
+ * both clients close.  CheckRequests on a second thread ("the accept
+ * thread"): Foreach holds the list lock, schedules the newest; the worker
+ * reads its end of stream, and ConnectionDone must remove it, which needs
+ * the list lock; meanwhile scheduling the other one loops in DoAddTask for
+ * a free thread.  Stock: neither can move (B7).  pool-schedule-unlocked:
+ * the lock is released before scheduling, so both connections go. */
+
+static void idle_in_pool(struct conn_handler *h, struct unit_conn *u)
+{
+    struct connection *c;
+    long spins = 0;
+
+    unit_conn_open(u, &srv);
+    unit_watch_fd(-1);
+    c = u->c;
+    unit_write_str(u->peer, GET_KEEP);
+    handler_handle_connection(h, c);
+    expect_pong(u->peer);
+    /* Back in the idle list once its task let go (ConnectionDone). */
+    while (atomic_load(&c->in_pool_task) && ++spins < 100000000L)
+        sched_yield();
+    ASSERT_INT(atomic_load(&c->in_pool_task), 0);
+}
+
+struct checker {
+    struct conn_handler *h;
+    atomic_int returned;
+};
+
+static void *checker_main(void *arg)
+{
+    struct checker *k = arg;
+
+    os_block_stop_signals();
+    handler_check_requests(k->h);
+    atomic_store(&k->returned, 1);
+    return NULL;
+}
+
+static void test_pool_b7_check_requests_lock_order(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct unit_conn a, b;
+    struct checker k = { NULL, 0 };
+    char close_b[64];
+    unsigned long base, limit = KIT_FIXED_B7 ? 400000000UL : 200000UL;
+    pthread_t t;
+    long spins = 0;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    idle_in_pool(h, &a);
+    idle_in_pool(h, &b);
+    snprintf(close_b, sizeof close_b, "close conn=%llu ",
+             (unsigned long long)b.c->id);
+    a.c = b.c = NULL; /* the handler owns them */
+    ASSERT_INT(handler_get_active_connection_count(h), 2);
+    shutdown(a.peer, SHUT_WR);
+    shutdown(b.peer, SHUT_WR);
+    k.h = h;
+    base = threadpool_add_attempts(handler_pool(h));
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, checker_main, &k) == 0);
+    while (!atomic_load(&k.returned) &&
+           threadpool_add_attempts(handler_pool(h)) < base + limit)
+        sched_yield();
+    ASSERT_INT(atomic_load(&k.returned), KIT_FIXED_B7);
+    if (!atomic_load(&k.returned)) {
+        /* Still looping for a thread, and the newest connection (on the
+         * worker) was not freed: it waits for the lock the loop holds. */
+        CU_ASSERT(threadpool_add_attempts(handler_pool(h)) >= base + limit);
+        ASSERT_INT(unit_log_count(close_b), 0);
+        /* Break the hang the way a pool with room would: MaxThreads 2. */
+        ASSERT_INT(threadpool_set_max_threads(handler_pool(h), 2), 0);
+    }
+    pthread_join(t, NULL);
+    while (handler_get_active_connection_count(h) > 0 && ++spins < 100000000L)
+        sched_yield();
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    ASSERT_INT(unit_log_count(close_b), 1);
+    free_handler();
+    unit_conn_close(&a);
+    unit_conn_close(&b);
+}
+
 /* ---- polled ------------------------------------------------------------- */
 
 static void test_polled_b2_buffered_request(void)
@@ -409,6 +497,7 @@ int unit_register_conn_handlers(void)
         !CU_add_test(s, "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired) ||
         !CU_add_test(s, "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests) ||
         !CU_add_test(s, "pool_first_request_and_close", test_pool_first_request_and_close) ||
+        !CU_add_test(s, "b7_pool_check_requests_lock_order", test_pool_b7_check_requests_lock_order) ||
         !CU_add_test(s, "b2_polled_buffered_request", test_polled_b2_buffered_request) ||
         !CU_add_test(s, "polled_waits_for_first_request", test_polled_waits_for_first_request) ||
         !CU_add_test(s, "polled_keep_alive_expiry", test_polled_keep_alive_expiry) ||

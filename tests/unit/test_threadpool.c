@@ -1,6 +1,9 @@
 /* test_threadpool.c - suite "threadpool": TFPSimpleThreadPool as the pooled
- * handler uses it.  Synchronisation through mutex/condition variables only. */
+ * handler uses it.  Synchronisation through mutex/condition variables and
+ * counters only; a "the adder is still looping" claim is a count of
+ * DoAddTask's attempts, never a sleep. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,34 @@ static void reset(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* Holds its thread until the gate opens. */
+static void gate_task(void *arg)
+{
+    pthread_mutex_lock(&lock);
+    started++;
+    pthread_cond_broadcast(&cond);
+    while (!gate_open)
+        pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+    atomic_fetch_add(&runs[*(int *)arg], 1);
+}
+
+static void wait_started(int n)
+{
+    pthread_mutex_lock(&lock);
+    while (started < n)
+        pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+}
+
+static void open_gate(void)
+{
+    pthread_mutex_lock(&lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+}
+
 static void test_runs_each_task_once(void)
 {
     char err[OS_ERR_LEN];
@@ -47,7 +78,7 @@ static void test_runs_each_task_once(void)
     int i, ones = 0;
 
     reset();
-    p = threadpool_new(4, err);
+    p = threadpool_new(4, 3, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     for (i = 0; i < NTASKS; i++)
         ASSERT_INT(threadpool_add_task(p, count_task, &ids[i]), 0);
@@ -58,90 +89,144 @@ static void test_runs_each_task_once(void)
     for (i = 0; i < NTASKS; i++)
         ones += atomic_load(&runs[i]) == 1;
     ASSERT_INT(ones, NTASKS);
+    /* Every task went to a thread: the wait queue was never used. */
+    ASSERT_INT(threadpool_cancel_queued_tasks(p, NULL), 0);
+    CU_ASSERT(threadpool_thread_count(p) <= 4);
+    threadpool_free(p);
+}
+
+/* Threads start on the first AddTask: MinThreads at once, more on demand,
+ * never more than MaxThreads. */
+static void test_min_and_max_threads(void)
+{
+    char err[OS_ERR_LEN];
+    struct threadpool *p;
+
+    reset();
+    p = threadpool_new(3, 2, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    ASSERT_INT(threadpool_thread_count(p), 0);
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[0]), 0);
+    wait_started(1);
+    ASSERT_INT(threadpool_thread_count(p), 2);
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[1]), 0);
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[2]), 0);
+    wait_started(3);
+    ASSERT_INT(threadpool_thread_count(p), 3);
+    ASSERT_INT(threadpool_busy_thread_count(p), 3);
+    open_gate();
+    threadpool_free(p);
+    ASSERT_INT(atomic_load(&runs[0]) + atomic_load(&runs[1]) +
+               atomic_load(&runs[2]), 3);
+}
+
+struct adder {
+    struct threadpool *p;
+    int id;
+    atomic_int returned;
+    int rc;
+};
+
+static void *adder_main(void *arg)
+{
+    struct adder *a = arg;
+
+    a->rc = threadpool_add_task(a->p, count_task, &ids[a->id]);
+    atomic_store(&a->returned, 1);
+    return NULL;
+}
+
+/* DoAddTask with QueueTasks on (upstream's default): no thread free means
+ * the loop goes round and round, and AddTask returns only when a thread
+ * frees up.  Proven by the attempt count growing while the adder has not
+ * returned, then the task running once the gate opens. */
+static void test_add_task_loops_until_a_thread_is_free(void)
+{
+    char err[OS_ERR_LEN];
+    struct threadpool *p;
+    struct adder a = { NULL, 7, 0, -2 };
+    pthread_t t;
+    unsigned long before;
+
+    reset();
+    p = threadpool_new(1, 0, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    threadpool_set_add_timeout(p, 30); /* ignored while QueueTasks is on */
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[0]), 0);
+    wait_started(1);
+    a.p = p;
+    before = threadpool_add_attempts(p);
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, adder_main, &a) == 0);
+    while (threadpool_add_attempts(p) < before + 10000 &&
+           !atomic_load(&a.returned))
+        sched_yield();
+    ASSERT_INT(atomic_load(&a.returned), 0);
+    CU_ASSERT(threadpool_add_attempts(p) >= before + 10000);
+    open_gate();
+    pthread_join(t, NULL);
+    ASSERT_INT(a.rc, 0);
+    pthread_mutex_lock(&lock);
+    while (done < 1)
+        pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+    ASSERT_INT(atomic_load(&runs[7]), 1);
     ASSERT_INT(threadpool_cancel_queued_tasks(p, NULL), 0);
     threadpool_free(p);
-    ASSERT_INT(done, NTASKS);
 }
 
-static void test_free_drains_queue(void)
+/* QueueTasks off with AddTimeout > 0: DoAddTask waits for a thread to
+ * finish a task, gives up after AddTimeout, and AddTask fails (the task is
+ * not queued). */
+static void test_add_timeout_without_queue(void)
 {
     char err[OS_ERR_LEN];
     struct threadpool *p;
-    int i, ones = 0;
 
     reset();
-    p = threadpool_new(2, err);
+    p = threadpool_new(1, 0, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    for (i = 0; i < 50; i++)
-        ASSERT_INT(threadpool_add_task(p, count_task, &ids[i]), 0);
-    /* Free finishes running tasks and the queued ones, then joins. */
+    threadpool_set_queue_tasks(p, 0);
+    threadpool_set_add_timeout(p, 5);
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[0]), 0);
+    wait_started(1);
+    ASSERT_INT(threadpool_add_task(p, count_task, &ids[1]), -1);
+    ASSERT_INT(threadpool_cancel_queued_tasks(p, NULL), 0);
+    open_gate();
     threadpool_free(p);
-    for (i = 0; i < 50; i++)
-        ones += atomic_load(&runs[i]) == 1;
-    ASSERT_INT(ones, 50);
-    ASSERT_INT(done, 50);
+    ASSERT_INT(atomic_load(&runs[1]), 0);
+    ASSERT_INT(atomic_load(&runs[0]), 1);
 }
 
-/* The first task holds the only worker until the gate opens. */
-static void gate_task(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&lock);
-    started = 1;
-    pthread_cond_broadcast(&cond);
-    while (!gate_open)
-        pthread_cond_wait(&cond, &lock);
-    pthread_mutex_unlock(&lock);
-    atomic_fetch_add(&runs[0], 1);
-}
-
-static int cancelled[8];
-static int ncancelled;
-
-static void on_cancel(void *arg)
-{
-    cancelled[ncancelled++] = *(int *)arg;
-}
-
-static void test_cancel_queued_tasks(void)
+/* Destroy lets a running task finish, then joins. */
+static void test_free_waits_for_running_task(void)
 {
     char err[OS_ERR_LEN];
     struct threadpool *p;
-    int i;
+    pthread_t t;
+    struct adder a = { NULL, 3, 0, -2 };
 
     reset();
-    ncancelled = 0;
-    p = threadpool_new(1, err);
+    p = threadpool_new(2, 1, err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    ASSERT_INT(threadpool_add_task(p, gate_task, NULL), 0);
-    pthread_mutex_lock(&lock);
-    while (!started)
-        pthread_cond_wait(&cond, &lock);
-    pthread_mutex_unlock(&lock);
-    /* The worker is inside gate_task: these five stay queued. */
-    for (i = 1; i <= 5; i++)
-        ASSERT_INT(threadpool_add_task(p, count_task, &ids[i]), 0);
-    ASSERT_INT(threadpool_cancel_queued_tasks(p, on_cancel), 5);
-    ASSERT_INT(ncancelled, 5);
-    for (i = 0; i < 5 && i < ncancelled; i++)
-        ASSERT_INT(cancelled[i], i + 1); /* in queue order */
-    ASSERT_INT(threadpool_cancel_queued_tasks(p, on_cancel), 0);
-    pthread_mutex_lock(&lock);
-    gate_open = 1;
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
+    ASSERT_INT(threadpool_add_task(p, gate_task, &ids[0]), 0);
+    wait_started(1);
+    a.p = p;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, adder_main, &a) == 0);
+    pthread_join(t, NULL);
+    ASSERT_INT(a.rc, 0);
+    open_gate();
     threadpool_free(p);
     ASSERT_INT(atomic_load(&runs[0]), 1);
-    for (i = 1; i <= 5; i++)
-        ASSERT_INT(atomic_load(&runs[i]), 0);
-    ASSERT_INT(done, 0);
+    ASSERT_INT(atomic_load(&runs[3]), 1);
 }
 
-static void test_new_without_threads(void)
+static void test_new_rejects_bad_counts(void)
 {
     char err[OS_ERR_LEN] = "";
 
-    CU_ASSERT_PTR_NULL(threadpool_new(0, err));
+    CU_ASSERT_PTR_NULL(threadpool_new(0, 0, err));
+    CU_ASSERT(strstr(err, "MaxThreads") != NULL);
+    CU_ASSERT_PTR_NULL(threadpool_new(2, 3, err));
     threadpool_free(NULL);
 }
 
@@ -151,9 +236,12 @@ int unit_register_threadpool(void)
 
     if (!s ||
         !CU_add_test(s, "runs_each_task_once", test_runs_each_task_once) ||
-        !CU_add_test(s, "free_drains_queue", test_free_drains_queue) ||
-        !CU_add_test(s, "cancel_queued_tasks", test_cancel_queued_tasks) ||
-        !CU_add_test(s, "new_without_threads", test_new_without_threads))
+        !CU_add_test(s, "min_and_max_threads", test_min_and_max_threads) ||
+        !CU_add_test(s, "b7_add_task_loops_until_a_thread_is_free",
+                     test_add_task_loops_until_a_thread_is_free) ||
+        !CU_add_test(s, "add_timeout_without_queue", test_add_timeout_without_queue) ||
+        !CU_add_test(s, "free_waits_for_running_task", test_free_waits_for_running_task) ||
+        !CU_add_test(s, "new_rejects_bad_counts", test_new_rejects_bad_counts))
         return -1;
     return 0;
 }
