@@ -1,5 +1,9 @@
 # tests/hostile/hostile.mk - bad input, load and faults (tests/hostile/README.md).
-# Included by the top-level Makefile (flags are defined there, once).
-build/hostile: tests/hostile/hostile.c
+# Included by the top-level Makefile (flags are defined there, once); the
+# response reader and TCP client come from common/ (COMMON_SRC, mk/tools.mk).
+HOSTILE_SRC = $(wildcard tests/hostile/*.c)
+HOSTILE_HDR = $(wildcard tests/hostile/*.h)
+
+build/hostile: $(HOSTILE_SRC) $(HOSTILE_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ tests/hostile/hostile.c
+	$(CC) $(ALL_CFLAGS) -o $@ $(HOSTILE_SRC) $(COMMON_SRC)

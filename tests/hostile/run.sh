@@ -1,97 +1,188 @@
 #!/usr/bin/env bash
-# tests/hostile/run.sh [--asan | --tsan | --valgrind] [VARIANT...]
+# tests/hostile/run.sh [--asan | --tsan | --valgrind | --real-trunk | --both]
+#                      [--jobs N] [--light] [VARIANT...]
 #
-# Builds build/hostile and the server variants it needs (via make), then runs
-# the hostile-input corpus against every variant (default: all 8).
-#   (plain)     build/<variant>/server-min
-#   --asan      build-asan/<variant>/server-min (ASan+UBSan; any report fails)
-#   --tsan      build-tsan/<variant>/server-min (any race report fails)
-#   --valgrind  build/<variant>/server-min under valgrind --error-exitcode=99
-#               --leak-check=full, for a subset of cases (default variants:
-#               stock and all)
-# Server logs go to results/hostile/<mode>/<variant>/<case>.log.
-# Exit status: 0 when every case of every variant passed.
+# Runs the hostile corpus (build/hostile, tests/hostile/README.md) against
+# server variants, several variants at once (--jobs, default 6).
+#   (plain)       build/<variant>/server-min, every variant and pair of the C
+#                 series (repro/patchset.py)
+#   --asan        build-asan/<variant>/server-min (any report fails)
+#   --tsan        build-tsan/<variant>/server-min (any race report fails)
+#   --valgrind    build/<variant>/server-min under valgrind (stock and all)
+#   --real-trunk  build/real-trunk/<set>/fpserver, every set of the Pascal
+#                 series (patches/fpc) that is built (make real-trunk);
+#                 a set that is not built is a SKIP line
+#   --both        plain and --real-trunk, then the outcomes side by side
+# The defects each variant fixes come from repro/patchset.py.  The heavy
+# cases (1,100 connections, 130 drip-fed connections, 16 x 16 MiB announced
+# bodies) run on stock, all and the variants that fix B8, clone and real
+# trunk; other variants and the sanitizer modes run with --light.
+# One 'TEST: hostile <mode>/<variant>/<case> [ OK ]|[FAIL]|[SKIP]' line per
+# case; outcomes and server logs in results/hostile/<mode>/<variant>/.
+# Exit status: 0 all passed, 1 a failure, 4 everything skipped.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
+kit_name=hostile
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+trap kit_cleanup EXIT
 
-mode=plain
-case ${1:-} in
---asan) mode=asan; shift ;;
---tsan) mode=tsan; shift ;;
---valgrind) mode=valgrind; shift ;;
--h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-esac
-
-all_variants=(stock forward-allow-connect buffer-aware-pending coalesce-writes
-              announce-close keep-surplus-bytes pool-idle-fallback all)
-if (($#)); then
-    variants=("$@")
-elif [[ $mode == valgrind ]]; then
-    variants=(stock all)
-else
-    variants=("${all_variants[@]}")
-fi
-
-# The hostile driver: through make when the Makefile has its rule.
-if grep -q '^build/hostile:' Makefile; then
-    make -s build/hostile || exit 2
-else
-    mkdir -p build
-    if [[ ! build/hostile -nt tests/hostile/hostile.c ]]; then
-        ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -pthread \
-            -o build/hostile tests/hostile/hostile.c || exit 2
-    fi
-fi
-
-case $mode in
-asan) dir=build-asan ;;
-tsan) dir=build-tsan ;;
-*) dir=build ;;
-esac
-targets=()
-for v in "${variants[@]}"; do targets+=("$dir/$v/server-min"); done
-make -s -j"$(nproc)" "${targets[@]}" || exit 2
-
-args=()
-case $mode in
-asan)
-    export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
-    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-    args=(--slow 3 --conns 3000) ;;
-tsan)
-    # A race report makes the server exit 66 at shutdown (exitcode), which
-    # the driver reports as a failure of that case.
-    export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=66:halt_on_error=0}
-    args=(--slow 5 --conns 1000) ;;
-valgrind)
-    command -v valgrind >/dev/null || {
-        echo "run.sh: valgrind is not installed (Debian package: valgrind)" >&2
-        exit 2
-    }
-    args=(--slow 20 --conns 300
-          --cases start-garbage,start-ftp,start-non-ascii,start-empty-line,start-no-http-word,bare-lf,cr-at-buffer-edge,header-32769,headers-257,cl-negative,cl-int64-max,body-short-eof,body-short-close,body-short-stall,pipeline-3,pipeline-1000-echo,rst-mid-response,half-close,max-live-4,sigterm-keepalive,leak-thread,leak-pool
-          --launcher valgrind --launcher --quiet --launcher --error-exitcode=99
-          --launcher --leak-check=full --launcher --errors-for-leak-kinds=definite) ;;
-esac
-
-failed=0 t0=$SECONDS
-summary=()
-for v in "${variants[@]}"; do
-    logdir=results/hostile/$mode/$v
-    rm -rf "$logdir"
-    mkdir -p "$logdir"
-    echo "== hostile: $v ($mode)"
-    build/hostile --server "$dir/$v/server-min" --variant "$v" \
-        --log-dir "$logdir" "${args[@]}" | tee "$logdir/hostile.out"
-    rc=${PIPESTATUS[0]}
-    summary+=("$(printf '%-22s %s' "$v" "$(tail -n 1 "$logdir/hostile.out")")")
-    ((rc == 0)) || failed=$((failed + 1))
+modes=(plain) jobs=6 light=
+while (($#)); do
+    case $1 in
+    --asan) modes=(asan) ;;
+    --tsan) modes=(tsan) ;;
+    --valgrind) modes=(valgrind) ;;
+    --real-trunk) modes=(real-trunk) ;;
+    --both) modes=(plain real-trunk) ;;
+    --jobs) jobs=${2:?--jobs needs a number}; shift ;;
+    --light) light=--light ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) die "unknown option $1 (try --help)" ;;
+    *) break ;;
+    esac
+    shift
 done
-echo "== hostile summary ($mode, $((SECONDS - t0)) s)"
-printf '%s\n' "${summary[@]}"
-if ((failed)); then
-    echo "hostile: $failed variant(s) with failures"
-    exit 1
+picked=("$@")
+
+# variant|fixed defects|applied defects, for the C ("c") or Pascal ("fpc")
+# series: the one source of truth is repro/patchset.py.
+variant_table() {
+    python3 - "$1" "${@:2}" <<'EOF'
+import sys
+sys.path.insert(0, "repro")
+import patchset
+kind, picked = sys.argv[1], sys.argv[2:]
+names = patchset.variants(kind) + patchset.pairs(kind)
+table = patchset.by_name(kind)
+for v in picked or names:
+    parts = list(table) if v == "all" else [] if v == "stock" else v.split("+")
+    if any(p not in table for p in parts):
+        print(f"{v}|?|?")
+        continue
+    applied = sorted({table[p].defect for p in parts}, key=lambda d: int(d[1:]))
+    print(f"{v}|{' '.join(patchset.fixed_by(v, kind))}|{' '.join(applied)}")
+EOF
+}
+
+make -s build/hostile || exit 1
+for mode in "${modes[@]}"; do
+    case $mode in
+    valgrind) require_command valgrind valgrind "hostile valgrind" ;;
+    esac
+done
+
+# run_variant MODE VARIANT FIXED APPLIED: one build/hostile run; its output
+# in results/hostile/MODE/VARIANT/hostile.out.
+run_variant() {
+    local mode=$1 v=$2 fixed=$3 applied=$4 dir=results/hostile/$1/$2 server args=()
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    case $mode in
+    plain) server=build/$v/server-min ;;
+    asan) server=build-asan/$v/server-min ;;
+    tsan) server=build-tsan/$v/server-min ;;
+    valgrind) server=build/$v/server-min ;;
+    real-trunk) server=build/real-trunk/$v/fpserver ;;
+    esac
+    [[ $mode == real-trunk ]] || args+=(--clone)
+    case $mode in
+    asan) args+=(--slow 3 --conns 300 --light) ;;
+    tsan) args+=(--slow 5 --conns 200 --light) ;;
+    valgrind)
+        args+=(--slow 20 --conns 100 --light
+               --launcher valgrind --launcher --quiet --launcher --error-exitcode=99
+               --launcher --leak-check=full --launcher --errors-for-leak-kinds=definite) ;;
+    *)
+        # Heavy cases where they show something: stock, all, a B8 fix.
+        if [[ -n $light || ( $v != stock && $v != all && " $fixed " != *" B8 "* ) ]]; then
+            args+=(--light)
+        fi ;;
+    esac
+    if [[ $fixed == "?" ]]; then
+        echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/patchset.py)" > "$dir/hostile.out"
+        return 1
+    fi
+    if [[ ! -x $server && $mode == real-trunk ]]; then
+        echo "TEST: hostile $mode/$v [SKIP] $server not built (make real-trunk)" > "$dir/hostile.out"
+        return 4
+    elif [[ ! -x $server ]] || { [[ $mode != real-trunk ]] && ! make -q "$server" 2>/dev/null; }; then
+        echo "TEST: hostile $mode/$v [FAIL] $server did not build (or is older than its sources)" > "$dir/hostile.out"
+        return 1
+    fi
+    build/hostile --server "$server" --variant "$v" --mode "$mode" --fixed "$fixed" \
+        --applied "$applied" --log-dir "$dir" "${args[@]}" > "$dir/hostile.out" 2>&1
+}
+
+t0=$SECONDS
+failed=0 passed=0 skipped=0
+declare -A pid_of=()
+# reap: wait for one job, print its TEST lines, count its result.
+reap() {
+    local pid out
+    wait -n -p pid "${!pid_of[@]}" 2>/dev/null
+    out=${pid_of[$pid]}
+    unset "pid_of[$pid]"
+    grep -E '^(TEST:|    )' "$out/hostile.out"
+    passed=$((passed + $(grep -c '^TEST: .*\[ OK \]' "$out/hostile.out")))
+    failed=$((failed + $(grep -c '^TEST: .*\[FAIL\]' "$out/hostile.out")))
+    skipped=$((skipped + $(grep -c '^TEST: .*\[SKIP\]' "$out/hostile.out")))
+}
+
+for mode in "${modes[@]}"; do
+    kind=c
+    [[ $mode == real-trunk ]] && kind=fpc
+    vs=("${picked[@]}")
+    if ((${#vs[@]} == 0)) && [[ $mode == valgrind ]]; then vs=(stock all); fi
+    mapfile -t rows < <(variant_table "$kind" "${vs[@]}")
+    targets=()
+    for row in "${rows[@]}"; do
+        v=${row%%|*}
+        case $mode in
+        plain|valgrind) targets+=("build/$v/server-min") ;;
+        asan|tsan) targets+=("build-$mode/$v/server-min") ;;
+        esac
+    done
+    # -k: a variant that does not build fails alone (make deletes its
+    # binary), the others still run.
+    if ((${#targets[@]})); then
+        nice -n 5 make -s -k -j2 "${targets[@]}" >&2 || note "some servers did not build"
+    fi
+    for row in "${rows[@]}"; do
+        IFS='|' read -r v fixed applied <<< "$row"
+        while ((${#pid_of[@]} >= jobs)); do reap; done
+        run_variant "$mode" "$v" "$fixed" "$applied" &
+        pid_of[$!]=results/hostile/$mode/$v
+        KIT_PIDS+=($!)
+    done
+done
+while ((${#pid_of[@]})); do reap; done
+
+# Side by side: each case's outcome on the clone and on the real trunk.
+if [[ " ${modes[*]} " == *" plain "* && " ${modes[*]} " == *" real-trunk "* ]]; then
+    echo "== hostile: clone (plain) vs real trunk, outcome per case"
+    python3 - <<'EOF'
+import glob, os, re
+out = {}
+for f in glob.glob("results/hostile/*/*/hostile.out"):
+    for line in open(f, errors="replace"):
+        m = re.match(r"OUTCOME: ([^/]+)/(.+)/([^/ ]+) (.*?) \| ", line)
+        if m and m.group(1) in ("plain", "real-trunk"):
+            out[(m.group(2), m.group(3), m.group(1))] = m.group(4)
+same = diff = 0
+for v, c in sorted({(v, c) for v, c, _ in out}):
+    a, b = out.get((v, c, "plain")), out.get((v, c, "real-trunk"))
+    if a is None or b is None:
+        continue
+    eq = a == b
+    same += eq
+    diff += not eq
+    print(f"{'equal' if eq else 'DIFF '} {v:40s} {c:30s} clone {a}" + ("" if eq else f"  real {b}"))
+print(f"{same} equal, {diff} different")
+EOF
 fi
-echo "hostile: every variant passed"
+echo "hostile: $passed passed, $failed failed, $skipped skipped in $((SECONDS - t0)) s (${modes[*]})"
+((failed)) && exit 1
+((passed == 0 && skipped > 0)) && exit 4
+exit 0

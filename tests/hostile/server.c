@@ -1,0 +1,449 @@
+/* tests/hostile/server.c - the server under test: started with --port 0,
+ * ready when its one "listening ADDR:PORT" line arrives (poll on its
+ * stdout), stopped by PID with SIGTERM.  A server that needs KILL, or exits
+ * non-zero, is reported; nothing is killed by name. */
+#include "hostile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../common/tcpclient.h"
+
+/* How long a server may take to exit after SIGTERM (scaled by --slow). */
+#define STOP_MS 3000
+
+int srv_reap(struct srv *s, int block)
+{
+    pid_t r;
+
+    if (s->reaped)
+        return 1;
+    do
+        r = waitpid(s->pid, &s->status, block ? 0 : WNOHANG);
+    while (r < 0 && errno == EINTR);
+    if (r == s->pid)
+        s->reaped = 1;
+    return s->reaped;
+}
+
+void srv_exit_text(const struct srv *s, char *out, size_t cap)
+{
+    if (WIFEXITED(s->status) && WEXITSTATUS(s->status) == 0)
+        out[0] = '\0';
+    else if (WIFEXITED(s->status))
+        snprintf(out, cap, "server exited with status %d", WEXITSTATUS(s->status));
+    else if (WIFSIGNALED(s->status))
+        snprintf(out, cap, "server killed by signal %d (%s)", WTERMSIG(s->status),
+                 strsignal(WTERMSIG(s->status)));
+    else
+        snprintf(out, cap, "server ended oddly (status 0x%x)", s->status);
+}
+
+/* Wait for the server to end, up to ms: 1 = ended.  pidfd when we have one. */
+static int srv_wait(struct srv *s, int ms)
+{
+    int64_t end = tc_now_us() + (int64_t)ms * 1000;
+
+    while (!srv_reap(s, 0)) {
+        int err;
+
+        if (tc_now_us() >= end)
+            return 0;
+        if (s->pidfd >= 0)
+            tc_wait(s->pidfd, POLLIN, end, &err);
+        else
+            tc_sleep_until_us(tc_now_us() + 5000 < end ? tc_now_us() + 5000 : end);
+    }
+    return 1;
+}
+
+static void srv_close_fds(struct srv *s)
+{
+    if (s->out >= 0)
+        close(s->out);
+    if (s->pidfd >= 0)
+        close(s->pidfd);
+    s->out = s->pidfd = -1;
+}
+
+static pid_t srv_spawn(const char *const *argv, int outfd, int logfd)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGPIPE, SIG_DFL);
+        dup2(devnull, 0);
+        dup2(outfd, 1);
+        dup2(logfd, 2);
+        execvp(argv[0], (char *const *)argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Read the first stdout line (bounded) and take the port from it. */
+static int srv_ready(struct srv *s, char *why, size_t whycap)
+{
+    char line[256];
+    size_t got = 0;
+    int64_t end = tc_now_us() + hs_us(10000);
+
+    for (;;) {
+        char *nl, *colon;
+        ssize_t r;
+        int err;
+
+        if (tc_wait(s->out, POLLIN, end, &err) <= 0) {
+            snprintf(why, whycap, "no 'listening' line within %d ms", 10 * opt.slow);
+            return -1;
+        }
+        r = read(s->out, line + got, sizeof line - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            snprintf(why, whycap, "server stdout closed before 'listening'");
+            return -1;
+        }
+        got += (size_t)r;
+        line[got] = '\0';
+        if (!(nl = strchr(line, '\n'))) {
+            if (got == sizeof line - 1) {
+                snprintf(why, whycap, "unexpected stdout: %.60s", line);
+                return -1;
+            }
+            continue;
+        }
+        *nl = '\0';
+        colon = strrchr(line, ':');
+        if (strncmp(line, "listening ", 10) != 0 || !colon || (s->port = atoi(colon + 1)) <= 0) {
+            snprintf(why, whycap, "unexpected stdout line: %.60s", line);
+            return -1;
+        }
+        snprintf(s->port_s, sizeof s->port_s, "%d", s->port);
+        return 0;
+    }
+}
+
+/* The server said "unsupported: FLAG ..." and exited 2: copy that line. */
+static int srv_unsupported(struct srv *s, char *why, size_t whycap)
+{
+    FILE *f;
+    char line[512];
+    int found = 0;
+
+    if (!srv_wait(s, 1000 * opt.slow) || !WIFEXITED(s->status) || WEXITSTATUS(s->status) != 2)
+        return 0;
+    if (!(f = fopen(s->log, "r")))
+        return 0;
+    while (!found && fgets(line, sizeof line, f))
+        if ((found = strncmp(line, "unsupported:", 12) == 0 || strstr(line, "unknown flag"))) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(why, whycap, "%s", line);
+        }
+    fclose(f);
+    return found;
+}
+
+int srv_start(struct srv *s, const char *casename, const char *const *flags, char *why,
+              size_t whycap)
+{
+    const char *argv[3 * MAX_ARGS];
+    int n = 0, i, pout[2], logfd;
+
+    memset(s, 0, sizeof *s);
+    s->pidfd = s->out = -1;
+    snprintf(s->log, sizeof s->log, "%s/%s.log", opt.log_dir, casename);
+    for (i = 0; i < opt.nlauncher; i++)
+        argv[n++] = opt.launcher[i];
+    argv[n++] = opt.server;
+    argv[n++] = "--port";
+    argv[n++] = "0";
+    for (i = 0; flags && flags[i]; i++)
+        argv[n++] = flags[i];
+    for (i = 0; i < opt.nextra; i++)
+        argv[n++] = opt.extra[i];
+    argv[n] = NULL;
+    if (pipe2(pout, O_CLOEXEC) != 0) {
+        snprintf(why, whycap, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        snprintf(why, whycap, "%.200s: %s", s->log, strerror(errno));
+        close(pout[0]);
+        close(pout[1]);
+        return -1;
+    }
+    s->pid = srv_spawn(argv, pout[1], logfd);
+    close(pout[1]);
+    close(logfd);
+    s->out = pout[0];
+    if (s->pid < 0) {
+        snprintf(why, whycap, "fork: %s", strerror(errno));
+        srv_close_fds(s);
+        return -1;
+    }
+    s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+    if (srv_ready(s, why, whycap) == 0)
+        return 0;
+    if (srv_unsupported(s, why, whycap)) {
+        srv_close_fds(s);
+        return 1;
+    }
+    kill(s->pid, SIGKILL);
+    srv_reap(s, 1);
+    srv_close_fds(s);
+    return -1;
+}
+
+/* Where is a server that ignores SIGTERM stuck?  Each thread's syscall
+ * number (43 accept, 23 select, 202 futex on x86-64) and wchan. */
+static void srv_where(pid_t pid, char *where, size_t cap)
+{
+    char p[96], buf[96];
+    DIR *d;
+    struct dirent *e;
+    size_t n = 0;
+    int shown = 0;
+
+    where[0] = '\0';
+    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+    if (!(d = opendir(p)))
+        return;
+    while ((e = readdir(d)) && n < cap - 48 && shown < 6) {
+        FILE *f;
+        int sc = -1;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "/proc/%d/task/%.16s/syscall", (int)pid, e->d_name);
+        if ((f = fopen(p, "r"))) {
+            if (fscanf(f, "%d", &sc) != 1)
+                sc = -1;
+            fclose(f);
+        }
+        snprintf(p, sizeof p, "/proc/%d/task/%.16s/wchan", (int)pid, e->d_name);
+        buf[0] = '\0';
+        if ((f = fopen(p, "r"))) {
+            if (!fgets(buf, sizeof buf, f))
+                buf[0] = '\0';
+            fclose(f);
+        }
+        n += (size_t)snprintf(where + n, cap - n, " tid %.16s syscall %d %.30s;", e->d_name, sc,
+                              buf);
+        shown++;
+    }
+    closedir(d);
+}
+
+void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
+{
+    int64_t t0 = tc_now_us();
+
+    why[0] = '\0';
+    if (!s->reaped)
+        kill(s->pid, SIGTERM);
+    if (!srv_wait(s, STOP_MS * opt.slow)) {
+        char where[320];
+
+        srv_where(s->pid, where, sizeof where);
+        snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM:%s",
+                 STOP_MS * opt.slow, where);
+        kill(s->pid, SIGKILL);
+        srv_reap(s, 1);
+    } else {
+        srv_exit_text(s, why, whycap);
+    }
+    if (ms)
+        *ms = (tc_now_us() - t0) / 1000;
+    srv_close_fds(s);
+}
+
+int srv_log_count(const struct srv *s, const char *needle)
+{
+    FILE *f = fopen(s->log, "r");
+    char line[2048];
+    int n = 0;
+
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+int srv_log_has(const struct srv *s, const char *needle)
+{
+    return srv_log_count(s, needle) > 0;
+}
+
+void srv_log_tail(const struct srv *s, int lines)
+{
+    FILE *f = fopen(s->log, "r");
+    static char ring[40][512];
+    int n = 0, i;
+
+    if (!f)
+        return;
+    if (lines > 40)
+        lines = 40;
+    while (fgets(ring[n % lines], sizeof ring[0], f))
+        n++;
+    fclose(f);
+    for (i = n > lines ? n - lines : 0; i < n; i++)
+        printf("    | %s", ring[i % lines]);
+}
+
+static int count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+void srv_proc_counts(pid_t pid, int *fds, int *tasks)
+{
+    char p[64];
+
+    snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
+    *fds = count_dir(p);
+    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+    *tasks = count_dir(p);
+}
+
+long srv_proc_kib(pid_t pid, const char *field)
+{
+    char p[64], line[256];
+    size_t n = strlen(field);
+    long v = -1;
+    FILE *f;
+
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    if (!(f = fopen(p, "r")))
+        return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            v = strtol(line + n + 1, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return v;
+}
+
+/* Bytes the server has not read yet on its end of our connection (the
+ * Recv-Q of the socket with local port server_port and remote port
+ * client_port in /proc/net/tcp), -1 if there is no such socket.  Lets a
+ * case wait until the server has consumed what it sent, instead of sleeping. */
+long srv_unread(int server_port, int client_port)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    char line[512];
+    long q = -1;
+
+    if (!f)
+        return -1;
+    while (q < 0 && fgets(line, sizeof line, f)) {
+        unsigned lport, rport, st;
+        unsigned long txq, rxq;
+
+        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
+            (int)lport == server_port && (int)rport == client_port)
+            q = (long)rxq;
+    }
+    fclose(f);
+    return q;
+}
+
+/* Wait until the server has read everything sent on fd, up to ms:
+ * 1 consumed, 0 not by then. */
+int srv_wait_consumed(const struct srv *s, int fd, int ms)
+{
+    int64_t end = tc_now_us() + hs_us(ms);
+    int cport = tc_local_port(fd);
+
+    for (;;) {
+        if (srv_unread(s->port, cport) == 0)
+            return 1;
+        if (tc_now_us() >= end)
+            return 0;
+        tc_sleep_until_us(tc_now_us() + 2000); /* polling pace */
+    }
+}
+
+/* Connections waiting in the listener's accept queue (the Recv-Q of a
+ * LISTEN socket in /proc/net/tcp), -1 if not found. */
+long srv_accept_queue(int server_port)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    char line[512];
+    long q = -1;
+
+    if (!f)
+        return -1;
+    while (q < 0 && fgets(line, sizeof line, f)) {
+        unsigned lport, rport, st;
+        unsigned long txq, rxq;
+
+        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
+            (int)lport == server_port && st == 0x0A)
+            q = (long)rxq;
+    }
+    fclose(f);
+    return q;
+}
+
+/* The server's fd per connection ID (1-based, accept order) from its log:
+ * server-min's "connect conn=N fd=M", fpserver's "connection-open cid=N
+ * fd=M".  fd_by_id[i] = -1 when not logged.  Returns how many were found. */
+int srv_conn_fds(const struct srv *s, int *fd_by_id, int n)
+{
+    FILE *f = fopen(s->log, "r");
+    char line[512];
+    int i, found = 0;
+
+    for (i = 0; i < n; i++)
+        fd_by_id[i] = -1;
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "connect conn="), *q = strstr(line, " fd=");
+        int id;
+
+        if (!p && (p = strstr(line, "connection-open cid=")))
+            p += strlen("connection-open cid=");
+        else if (p)
+            p += strlen("connect conn=");
+        if (!p || !q)
+            continue;
+        id = atoi(p);
+        if (id >= 1 && id <= n) {
+            fd_by_id[id - 1] = atoi(q + 4);
+            found++;
+        }
+    }
+    fclose(f);
+    return found;
+}
