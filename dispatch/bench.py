@@ -68,10 +68,11 @@ class Profile:
         self.quick = quick or smoke
         self.smoke = smoke          # no head-of-line phase: sanitizer builds
         self.ping_s = 1.0
-        self.concurrency = (16,) if smoke else (16, 64) if quick else CONCURRENCY
+        self.concurrency = (16,) if smoke else (64,) if quick else CONCURRENCY
         self.alone_s = 1.0 if quick else 1.5
         self.beside_s = 1.0 if quick else 2.0
         self.pipe_deadline_ms = 1500
+        self.rounds = 0 if self.quick else 3
 
 
 T0 = time.monotonic()
@@ -147,7 +148,13 @@ def phase_ping(s: Subject, prof: Profile) -> None:
         census = c == CENSUS_AT and s.sampler is not None
         if s.sampler:
             s.sampler.start(0.25 if census else 0.1, census=census)
+        cpu0, t0 = (procstat.cpu_seconds(s.pid) if s.pid else None), time.monotonic()
         w = loadgen.wrk(s.host, s.port, "/ping", c, prof.ping_s)
+        cpu1, t1 = (procstat.cpu_seconds(s.pid) if s.pid else None), time.monotonic()
+        if cpu0 is not None and cpu1 is not None:
+            w["cpu_s"] = cpu1 - cpu0
+            w["cpu_cores"] = (cpu1 - cpu0) / (t1 - t0)
+            w["cpu_us_per_req"] = 1e6 * (cpu1 - cpu0) / max(1, w["requests"])
         if s.sampler:
             ph = s.sampler.stop()
             w["threads_max"] = ph["threads_max"]
@@ -194,8 +201,11 @@ def phase_pipeline(s: Subject, prof: Profile) -> None:
 
 
 def phase_hol(s: Subject, prof: Profile) -> None:
-    """/ping latency alone, then beside 8 clients looping on /slow."""
-    s.r["hol"] = {"alone": loadgen.Pinger(s.host, s.port).run(prof.alone_s)}
+    """/ping latency alone, then beside 8 clients looping on /slow.  (Alone
+    is measured first only: after the slow clients stop, a server may still
+    be serving requests they left behind, and nothing outside it can tell
+    when it is done.)"""
+    alone = loadgen.Pinger(s.host, s.port).run(prof.alone_s)
     base = loadgen.established_to(s.host, s.port)
     if s.sampler:
         s.sampler.start(0.1)
@@ -206,23 +216,39 @@ def phase_hol(s: Subject, prof: Profile) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = wait_until(lambda: loadgen.established_to(s.host, s.port)
                        >= base + SLOW_CLIENTS, 3.0)
-    s.r["hol"]["slow_clients_up"] = ready
-    s.r["hol"]["beside"] = loadgen.Pinger(s.host, s.port).run(prof.beside_s)
+    beside = loadgen.Pinger(s.host, s.port).run(prof.beside_s)
     out, err = wrk.communicate(timeout=slow_s + 15)
-    slow = loadgen.parse_wrk(out)
-    s.r["hol"]["slow"] = {"requests": slow["requests"], "rps": slow["rps"],
-                          "errors": slow["errors"], "wrk_exit": wrk.returncode}
-    if wrk.returncode != 0:
-        say(f"{s.name}: slow clients: wrk failed: {err.strip()[-200:]}")
     if s.sampler:
         s.r["threads_slow"] = s.sampler.stop()["threads_max"]
-    a, b = s.r["hol"]["alone"], s.r["hol"]["beside"]
+    slow = loadgen.parse_wrk(out)
+    if wrk.returncode != 0:
+        say(f"{s.name}: slow clients: wrk failed: {err.strip()[-200:]}")
+    a, b = alone, beside
+    s.r["hol"] = {"alone": a, "beside": b, "slow_clients_up": ready,
+                  "slow": {"requests": slow["requests"], "rps": slow["rps"],
+                           "errors": slow["errors"], "wrk_exit": wrk.returncode}}
     s.r["hol"]["ratio"] = {p: (b[f"{p}_ms"] / a[f"{p}_ms"])
                            if a[f"{p}_ms"] and b[f"{p}_ms"] else None
                            for p in ("p50", "p90", "p99")}
     say(f"{s.name}: head-of-line /ping p90 alone {fmt(a['p90_ms'])} ms, "
         f"beside {SLOW_CLIENTS} x /slow?ms={SLOW_MS} {fmt(b['p90_ms'])} ms "
         f"(x{fmt(s.r['hol']['ratio']['p90'])}), beside samples {b['n']}")
+
+
+def phase_rounds(subjects: list[Subject], prof: Profile) -> None:
+    """The throughput shape compares rows measured seconds apart on a shared
+    machine: /ping c=64 again in interleaved rounds (A B C A B C ...), so
+    outside load falls on every row alike; the median is kept per row."""
+    for k in range(prof.rounds):
+        for s in subjects:
+            w = loadgen.wrk(s.host, s.port, "/ping", CENSUS_AT, prof.ping_s)
+            s.r.setdefault("ping_rounds", []).append(w["rps"])
+        say(f"throughput round {k + 1}/{prof.rounds} at c={CENSUS_AT}: " +
+            ", ".join(f"{s.name} {s.r['ping_rounds'][-1]:.0f}" for s in subjects))
+    for s in subjects:
+        if s.r.get("ping_rounds"):
+            s.r["ping_rounds_median"] = sorted(s.r["ping_rounds"])[
+                len(s.r["ping_rounds"]) // 2]
 
 
 def wait_until(pred, deadline_s: float, step_s: float = 0.02) -> bool:
@@ -354,7 +380,11 @@ def measure(subjects: list[Subject], prof: Profile, logdir: Path,
         if s.sampler:
             s.sampler.sample_now()
             s.r["threads_peak"] = s.sampler.peak
-        stop_subject(s)
+        if s.family != "epoll-model" or not prof.rounds:
+            stop_subject(s)   # the model does not spin when idle: kept
+    model_rows_up = [s for s in subjects if s.family == "epoll-model"]
+    if prof.rounds and model_rows_up:
+        phase_rounds(model_rows_up, prof)
     return {"rows": [s.r for s in subjects], **extra}
 
 
@@ -385,7 +415,12 @@ def environment() -> dict:
         cpu_max = Path("/sys/fs/cgroup/cpu.max").read_text().strip()
     except OSError:
         pass
+    try:
+        loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        loadavg = None
     return {"cpus": os.cpu_count(), "kernel": platform.release(),
+            "loadavg": loadavg,
             "cgroup_cpu_max": cpu_max,
             "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
 

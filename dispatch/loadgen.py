@@ -179,7 +179,7 @@ class Pinger:
     spreads connections by hash), and a blocked ping does not thin out the
     samples, so the percentiles say what share of pings waited."""
 
-    def __init__(self, host: str, port: int, pace_s: float = 0.02,
+    def __init__(self, host: str, port: int, pace_s: float = 0.01,
                  max_in_flight: int = 64):
         self.host, self.port, self.pace = host, port, pace_s
         self.max_in_flight = max_in_flight

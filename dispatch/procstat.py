@@ -54,6 +54,15 @@ def thread_count(pid: int) -> int | None:
     return int(v) if v and v.isdigit() else None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of the whole process (every thread, live or gone)."""
+    text = _read(f"/proc/{pid}/stat")
+    if not text:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_channel(pid: int, tid: str) -> tuple[str, str]:
     """(name, source) of what the task waits in."""
     base = f"/proc/{pid}/task/{tid}"

@@ -46,7 +46,8 @@ def columns(row: dict) -> list[str]:
              num(row.get("threads_ping")), num(row.get("threads_slow")),
              num(row.get("threads_peak"))]
     cells += [num(share.get(k), 0) if share else "-" for k, _ in CENSUS_COLS]
-    cells += [num(ctx.get("vol_per_req"), 2), num(ctx.get("nonvol_per_req"), 2)]
+    cells += [num(ctx.get("vol_per_req"), 2), num(ctx.get("nonvol_per_req"), 2),
+              num(((row.get("ping") or {}).get("64") or {}).get("cpu_us_per_req"), 1)]
     for c in ("1", "16", "64", "256"):
         cells.append(num((ping.get(c) or {}).get("rps")) if c in ping else "-")
     p64 = ping.get("64") or {}
@@ -64,7 +65,7 @@ def columns(row: dict) -> list[str]:
 
 HEADER = (["row", "thr idle", "thr ping", "thr slow", "thr peak"]
           + [f"{label}%" for _, label in CENSUS_COLS]
-          + ["vcs/req", "ncs/req", "rps c1", "rps c16", "rps c64", "rps c256",
+          + ["vcs/req", "ncs/req", "cpu us/req", "rps c1", "rps c16", "rps c64", "rps c256",
              "p99 c64 ms", "errors", "HOL p90 alone ms", "HOL p90 beside ms",
              "HOL x", "HOL fails", "3 GETs", "POST+GET"])
 
@@ -74,7 +75,8 @@ thr: threads from /proc/PID/status - idle (before any request), max under the
 census %: share of task samples (/proc/PID/task/TID/wchan, every 250 ms) under
 /ping c=64 in futex, epoll_wait, select/poll, sleep (the /slow handler),
 running.  vcs/ncs per req: voluntary / non-voluntary context switches of all
-tasks over that run, per request.  rps cN: wrk /ping req/s at N connections.
+tasks over that run, per request; cpu us/req: the process's utime+stime over
+it, per request.  rps cN: wrk /ping req/s at N connections.
 errors: wrk socket errors + non-2xx over the series.  HOL: /ping p90 alone and
 beside 8 x /slow?ms=200, and their ratio (same run); fails: pings without a
 200 (alone/beside).  3 GETs / POST+GET: responses to requests written in one
@@ -95,7 +97,8 @@ def text_table(res: dict) -> str:
     for s in res.get("skips", []):
         out += s + "\n"
     env = res.get("environment", {})
-    out += (f"run: {env.get('date_utc')} UTC, {env.get('cpus')} CPUs, kernel "
+    out += (f"run: {env.get('date_utc')} UTC, {env.get('cpus')} CPUs, load "
+            f"average {env.get('loadavg')}, kernel "
             f"{env.get('kernel')}, cgroup cpu.max {env.get('cgroup_cpu_max')}, "
             f"wall {res.get('wall_s')} s\n")
     return out
