@@ -11,7 +11,8 @@
 #                          guard (the Windows regression)
 #   make win64-check       repro/fpc/win64-check.sh: every build meant to
 #                          carry the mitigation shows it in its syscalls and
-#                          fixes B3, and the unix-guard build fails that check
+#                          fixes B3 (same-run ratio; wire when root), and the
+#                          unix-guard build fails that check (~2 min)
 # Everything skips (with the reason) without a trunk toolchain or Wine.
 
 FPC_WIN64        = build/fpc-trunk/bin/fpc-win64
@@ -53,5 +54,5 @@ build/real-trunk-win64/unix-guard/fpserver.exe: $(WIN64_DEPS) $(WIN64_FPC_GUARD)
 real-trunk-win64: fpc-trunk-win64
 	@if [ -x $(FPC_WIN64) ]; then $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64); fi
 
-win64-check: real-trunk-win64 build/probe build/strace-analyse
+win64-check: real-trunk-win64 build/probe build/pcap-analyse
 	@repro/fpc/win64-check.sh
