@@ -415,7 +415,12 @@ static int read_capture(pcap_t *pc, const char *file, char *err, size_t errlen)
 /* Analysis                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Longest byte stream reassembled per direction; a segment beyond it (or a
+ * sequence number far off) is ignored.  The fuzz target lowers it so one
+ * input cannot cost seconds of page faults. */
+#ifndef MAX_STREAM
 #define MAX_STREAM (64u << 20)
+#endif
 
 static int64_t rel_off(const struct stream *s, uint32_t seq)
 {
@@ -543,77 +548,86 @@ static void add_response(const struct response *r)
     resps[nresps++] = *r;
 }
 
-static void analyse_conn(size_t ci)
+/* FIN and RST counts by endpoint. */
+static void count_closes(size_t ci)
 {
-    static struct hr_response hr; /* big (headers array) */
     struct conn *c = &conns[ci];
-    int se, ce, idx = 0;
-    size_t o = 0, run;
-    size_t i;
-    build_streams(ci);
-    for (i = 0; i < npkts; i++)
+    for (size_t i = 0; i < npkts; i++)
         if ((size_t)pkts[i].conn == ci) {
             int e = pkts[i].from0 ? 0 : 1;
-            if (pkts[i].flags & TH_FIN)
-                c->fin[e]++;
-            if (pkts[i].flags & TH_RST)
-                c->rst[e]++;
+            c->fin[e] += (pkts[i].flags & TH_FIN) != 0;
+            c->rst[e] += (pkts[i].flags & TH_RST) != 0;
         }
-    if (c->server < 0)
-        return;
-    se = c->server;
-    ce = !se;
-    /* requests: client stream */
-    run = filled_run(&c->st[ce], 0);
-    c->requests = hq_count_requests(c->st[ce].buf, run, &o);
-    o = 0;
-    /* responses: server stream */
-    {
-        const struct stream *s = &c->st[se];
-        while (o < s->len) {
-            struct response r;
-            long long head;
-            int64_t t_h, t_b, t_a;
-            run = filled_run(s, o);
-            if (run == 0)
+}
+
+/* The response whose head [o, o+head) the reader accepted: where its
+ * header, body and the client's ACK left, and its class. */
+static void add_classified(size_t ci, int idx, size_t o, size_t head, const struct hr_response *hr, size_t run)
+{
+    struct conn *c = &conns[ci];
+    const struct stream *s = &c->st[c->server];
+    struct response r;
+    memset(&r, 0, sizeof r);
+    r.conn = (int)ci + 1;
+    r.index = idx;
+    r.start = o;
+    r.head_end = o + head;
+    r.status = hr->status;
+    r.body_len = pa_body_wire_len(hr, s->buf + r.head_end, run - head);
+    r.i_hdr = first_covering(ci, c->server, r.head_end - 1);
+    r.i_body = r.body_len ? first_covering(ci, c->server, r.head_end) : -1;
+    r.i_ack = first_ack(ci, !c->server, r.i_hdr, r.head_end);
+    int64_t t_h = r.i_hdr >= 0 ? pkts[r.i_hdr].ts : 0;
+    int64_t t_b = r.i_body >= 0 ? pkts[r.i_body].ts : 0;
+    int64_t t_a = r.i_ack >= 0 ? pkts[r.i_ack].ts : 0;
+    r.cls = pa_classify(r.i_hdr, r.i_body, r.i_ack, t_h, t_b, t_a, r.i_body >= 0, r.i_ack >= 0, &r.reason);
+    add_response(&r);
+    c->responses++;
+}
+
+/* Offset of the next "HTTP/1." within [o+1, o+run), or 0 if none. */
+static size_t resync(const struct stream *s, size_t o, size_t run)
+{
+    for (size_t j = o + 1; j + 7 <= o + run; j++)
+        if (pa_is_response_start(s->buf + j, run - (j - o)))
+            return j;
+    return 0;
+}
+
+/* Every response in the server's contiguous byte stream, in order. */
+static void scan_responses(size_t ci)
+{
+    static struct hr_response hr; /* big (headers array) */
+    const struct stream *s = &conns[ci].st[conns[ci].server];
+    size_t o = 0, run;
+    int idx = 0;
+    while (o < s->len && (run = filled_run(s, o)) > 0) {
+        if (!pa_is_response_start(s->buf + o, run)) {
+            if (!(o = resync(s, o, run)))
                 break;
-            if (!pa_is_response_start(s->buf + o, run)) {
-                /* resync on the next "HTTP/1." */
-                size_t j;
-                for (j = o + 1; j + 7 <= o + run; j++)
-                    if (pa_is_response_start(s->buf + j, run - (j - o)))
-                        break;
-                if (j + 7 > o + run)
-                    break;
-                o = j;
-                continue;
-            }
-            head = hr_parse_head((const char *)s->buf + o, run, 0, 0, &hr);
-            if (head == HR_INCOMPLETE)
-                break;
-            if (head < 0) {
-                o++; /* not a response after all: resync past it */
-                continue;
-            }
-            memset(&r, 0, sizeof r);
-            r.conn = (int)ci + 1;
-            r.index = ++idx;
-            r.start = o;
-            r.head_end = o + (size_t)head;
-            r.status = hr.status;
-            r.body_len = pa_body_wire_len(&hr, s->buf + r.head_end, run - (size_t)head);
-            r.i_hdr = first_covering(ci, se, r.head_end - 1);
-            r.i_body = r.body_len ? first_covering(ci, se, r.head_end) : -1;
-            r.i_ack = first_ack(ci, ce, r.i_hdr, r.head_end);
-            t_h = r.i_hdr >= 0 ? pkts[r.i_hdr].ts : 0;
-            t_b = r.i_body >= 0 ? pkts[r.i_body].ts : 0;
-            t_a = r.i_ack >= 0 ? pkts[r.i_ack].ts : 0;
-            r.cls = pa_classify(r.i_hdr, r.i_body, r.i_ack, t_h, t_b, t_a,
-                                r.i_body >= 0, r.i_ack >= 0, &r.reason);
-            add_response(&r);
-            c->responses++;
-            o = r.head_end + r.body_len;
+            continue;
         }
+        long long head = hr_parse_head((const char *)s->buf + o, run, 0, 0, &hr);
+        if (head == HR_INCOMPLETE)
+            break;
+        if (head < 0) {
+            o++; /* not a response after all: resync past it */
+            continue;
+        }
+        add_classified(ci, ++idx, o, (size_t)head, &hr, run);
+        o = resps[nresps - 1].head_end + resps[nresps - 1].body_len;
+    }
+}
+
+static void analyse_conn(size_t ci)
+{
+    struct conn *c = &conns[ci];
+    size_t o = 0;
+    build_streams(ci);
+    count_closes(ci);
+    if (c->server >= 0) {
+        c->requests = hq_count_requests(c->st[!c->server].buf, filled_run(&c->st[!c->server], 0), &o);
+        scan_responses(ci);
     }
     /* the ladder needs only the streams' base; free the bytes now so one
      * connection at a time holds stream memory, whatever the capture */

@@ -349,8 +349,10 @@ static void on_read(struct sconn *c, const char *name, const char *args, size_t 
     d = st_call_data(name, args, n, &dl);
     if (!d || dl < (size_t)ret)
         c->truncated++;   /* strace -s too small: request count is a lower bound */
-    if (!d)
+    if (!d || dl == 0) {
+        free(d);
         return;
+    }
     if (c->rlen + dl > c->rcap) {
         c->rcap = (c->rlen + dl) * 2;
         c->rbuf = xrealloc(c->rbuf, c->rcap);

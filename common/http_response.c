@@ -304,53 +304,40 @@ static int hr_chunk_start(struct hr_body *b)
     return 0;
 }
 
-/* One framing byte of a chunked body; 0 or an HR_ error. */
-static int hr_chunk_byte(struct hr_body *b, char c)
+/* A byte of a chunk-size line: hex digits, then ";ext" or blanks, CRLF. */
+static int hr_size_byte(struct hr_body *b, char c)
 {
     int d;
-    b->line_len++;
-    if ((b->state == CH_EXT || b->state == CH_TRAILER) && b->line_len > HR_MAX_HEAD)
-        return hr_body_fail(b, HR_BAD, "chunk extension or trailer line too long");
-    switch (b->state) {
-    case CH_SIZE:
-        if ((d = hr_hex(c)) >= 0) {
-            if (++b->digits > 15)
-                return hr_body_fail(b, HR_BAD, "chunk size above 2^60");
-            b->remaining = b->remaining * 16 + (unsigned)d;
-            return 0;
-        }
-        if (b->digits == 0)
-            return hr_body_fail(b, HR_BAD, "chunk size is not hexadecimal");
-        if (c == ';' || c == ' ' || c == '\t')
-            b->state = CH_EXT;
-        else if (c == '\r')
-            b->state = CH_SIZE_LF;
-        else if (c == '\n')
-            return hr_chunk_start(b);
-        else
-            return hr_body_fail(b, HR_BAD, "junk after the chunk size");
-        return 0;
-    case CH_EXT:
+    if (b->state == CH_SIZE_LF)
+        return c == '\n' ? hr_chunk_start(b) : hr_body_fail(b, HR_BAD, "CR without LF in a chunk");
+    if (b->state == CH_EXT) {
         if (c == '\r')
             b->state = CH_SIZE_LF;
-        else if (c == '\n')
-            return hr_chunk_start(b);
+        return c == '\n' ? hr_chunk_start(b) : 0;
+    }
+    if ((d = hr_hex(c)) >= 0) {
+        if (++b->digits > 15)
+            return hr_body_fail(b, HR_BAD, "chunk size above 2^60");
+        b->remaining = b->remaining * 16 + (unsigned)d;
         return 0;
-    case CH_SIZE_LF:
-        return c == '\n' ? hr_chunk_start(b) : hr_body_fail(b, HR_BAD, "CR without LF in a chunk");
-    case CH_DATA_CR:
-        if (c == '\r') {
-            b->state = CH_DATA_LF;
-            return 0;
-        }
-        __attribute__((fallthrough)); /* a bare LF ends the chunk too */
-    case CH_DATA_LF:
-        if (c != '\n')
-            return hr_body_fail(b, HR_BAD, "chunk data not followed by CRLF");
-        b->state = CH_SIZE;
-        b->digits = 0;
-        b->line_len = 0;
-        return 0;
+    }
+    if (b->digits == 0)
+        return hr_body_fail(b, HR_BAD, "chunk size is not hexadecimal");
+    if (c == ';' || c == ' ' || c == '\t')
+        b->state = CH_EXT;
+    else if (c == '\r')
+        b->state = CH_SIZE_LF;
+    else if (c == '\n')
+        return hr_chunk_start(b);
+    else
+        return hr_body_fail(b, HR_BAD, "junk after the chunk size");
+    return 0;
+}
+
+/* A byte after the last chunk: trailer lines up to an empty line. */
+static int hr_trailer_byte(struct hr_body *b, char c)
+{
+    switch (b->state) {
     case CH_TRAILER_START:
         b->line_len = 1;
         b->state = c == '\r' ? CH_END_LF : c == '\n' ? CH_TRAILER_START : CH_TRAILER;
@@ -362,15 +349,36 @@ static int hr_chunk_byte(struct hr_body *b, char c)
         else if (c == '\n')
             b->state = CH_TRAILER_START;
         return 0;
-    case CH_TRAILER_LF:
-    case CH_END_LF:
+    default: /* CH_TRAILER_LF, CH_END_LF */
         if (c != '\n')
             return hr_body_fail(b, HR_BAD, "CR without LF in the trailer");
         b->done = b->state == CH_END_LF;
         b->state = CH_TRAILER_START;
         return 0;
     }
-    return hr_body_fail(b, HR_BAD, "chunked decoder state");
+}
+
+/* One framing byte of a chunked body; 0 or an HR_ error. */
+static int hr_chunk_byte(struct hr_body *b, char c)
+{
+    b->line_len++;
+    if ((b->state == CH_EXT || b->state == CH_TRAILER) && b->line_len > HR_MAX_HEAD)
+        return hr_body_fail(b, HR_BAD, "chunk extension or trailer line too long");
+    if (b->state == CH_SIZE || b->state == CH_EXT || b->state == CH_SIZE_LF)
+        return hr_size_byte(b, c);
+    if (b->state == CH_DATA_CR && c == '\r') {
+        b->state = CH_DATA_LF;
+        return 0;
+    }
+    if (b->state == CH_DATA_CR || b->state == CH_DATA_LF) { /* a bare LF ends the chunk too */
+        if (c != '\n')
+            return hr_body_fail(b, HR_BAD, "chunk data not followed by CRLF");
+        b->state = CH_SIZE;
+        b->digits = 0;
+        b->line_len = 0;
+        return 0;
+    }
+    return hr_trailer_byte(b, c);
 }
 
 static long long hr_chunked_feed(struct hr_body *b, const char *buf, size_t len, char *out,

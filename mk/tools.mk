@@ -38,8 +38,9 @@ build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_S
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) -lcunit -lpcap -lm
 
 # libFuzzer (tests/fuzz/run.sh): `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`
-# runs the request reader built against a variant (with stock, also the pcap
-# and strace analysers' input paths) for that long; `make fuzz-long` runs
+# runs the request reader built against a variant (with stock, also the
+# common response reader and the pcap and strace analysers' input paths) for
+# that long; `make fuzz-long` runs
 # every target for FUZZ_RUNS inputs (at least 10 million), without a time
 # limit.  A missing clang is a skip (exit 4).
 FUZZ_SECONDS ?= 60
@@ -49,4 +50,4 @@ FUZZ_RUNS    ?= 10000000
 fuzz:
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_VARIANT)
 fuzz-long:
-	tests/fuzz/run.sh --runs $(FUZZ_RUNS) 0 stock request pcap strace
+	tests/fuzz/run.sh --runs $(FUZZ_RUNS) 0 stock request response pcap strace

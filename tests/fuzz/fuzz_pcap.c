@@ -11,6 +11,7 @@
  * Build and run: tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,undefined, -lpcap).
  */
 #define PA_NO_MAIN
+#define MAX_STREAM (1u << 20) /* 1 MiB per direction: inputs are at most 16 KiB */
 #include "../../captures/pcap_analyse.c"
 
 #include <stdint.h>

@@ -14,11 +14,14 @@
 #            reading the input, decoding, stream reassembly, the common
 #            response reader, classification, all three renderings; seeds:
 #            the reference captures captures/reference/*/wire.pcap
+#   response the common response reader (tests/fuzz/fuzz_response.c): whole,
+#            split and byte-by-byte reads must agree; seeds tests/fuzz/corpus-response/
 #   strace   the strace analyser's input path (tests/fuzz/fuzz_strace.c):
 #            the line parser and its helpers, then the analyser's line
 #            handling and output; seeds: captures/reference/*/server.strace
 #            and captures/tests/fixtures/*.strace; dictionary strace.dict
-# Default targets: all three for stock; only request for another variant
+# Inputs that once failed stay as seeds in tests/fuzz/regress/<target>/.
+# Default targets: all four for stock; only request for another variant
 # (the analysers do not depend on the server variant).
 #
 # New inputs go to results/fuzz/<variant>/corpus (request) or
@@ -44,12 +47,12 @@ secs=${1:-}
 variant=${2:-stock}
 shift 2 2>/dev/null || shift $#
 if ! [[ $secs =~ ^[0-9]+$ && $runs =~ ^[0-9]+$ ]] || ((secs == 0 && runs == 0)); then
-    echo "usage: tests/fuzz/run.sh [--runs N] SECONDS [VARIANT] [request|pcap|strace...]" >&2
+    echo "usage: tests/fuzz/run.sh [--runs N] SECONDS [VARIANT] [request|response|pcap|strace...]" >&2
     exit 2
 fi
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-    if [[ $variant == stock ]]; then targets=(request pcap strace); else targets=(request); fi
+    if [[ $variant == stock ]]; then targets=(request response pcap strace); else targets=(request); fi
 fi
 
 CLANG=${CLANG:-clang}
@@ -155,7 +158,16 @@ fuzz_pcap() {
     INCLUDES=()
     EXTRA_DEPS=(captures/pcap_analyse.c captures/pcap_analyse.h common/*.h)
     build build/fuzz_pcap tests/fuzz/fuzz_pcap.c common/*.c -- -lpcap -lm || { test_fail "fuzz pcap" "build failed"; return 1; }
-    run pcap build/fuzz_pcap results/fuzz/pcap "$(seed_dir pcap 0 captures/reference/*/wire.pcap)" -max_len=16384
+    run pcap build/fuzz_pcap results/fuzz/pcap \
+        "$(seed_dir pcap 0 captures/reference/*/wire.pcap tests/fuzz/regress/pcap/*)" -max_len=16384
+}
+
+fuzz_response() {
+    INCLUDES=()
+    EXTRA_DEPS=(common/http_response.h)
+    build build/fuzz_response tests/fuzz/fuzz_response.c common/http_response.c \
+        || { test_fail "fuzz response" "build failed"; return 1; }
+    run response build/fuzz_response results/fuzz/response tests/fuzz/corpus-response -max_len=4096
 }
 
 fuzz_strace() {
@@ -164,15 +176,15 @@ fuzz_strace() {
     build build/fuzz_strace tests/fuzz/fuzz_strace.c captures/strace_parse.c captures/strace_fds.c common/*.c -- -lm \
         || { test_fail "fuzz strace" "build failed"; return 1; }
     run strace build/fuzz_strace results/fuzz/strace \
-        "$(seed_dir strace 12 captures/reference/*/server.strace captures/tests/fixtures/*.strace)" \
+        "$(seed_dir strace 12 captures/reference/*/server.strace captures/tests/fixtures/*.strace tests/fuzz/regress/strace/*)" \
         -dict=tests/fuzz/strace.dict -max_len=4096
 }
 
 rc=0
 for t in "${targets[@]}"; do
     case $t in
-        request|pcap|strace) "fuzz_$t" || rc=1 ;;
-        *) echo "fuzz: unknown target '$t' (request, pcap, strace)" >&2; exit 2 ;;
+        request|response|pcap|strace) "fuzz_$t" || rc=1 ;;
+        *) echo "fuzz: unknown target '$t' (request, response, pcap, strace)" >&2; exit 2 ;;
     esac
 done
 exit $rc
