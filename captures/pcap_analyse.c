@@ -830,81 +830,85 @@ static void first_line(const unsigned char *d, size_t len, char *out, size_t n)
     out[i] = 0;
 }
 
+/* What a ladder row says about packet i of response r. */
+static void ladder_note(const struct response *r, long i, int se, char *note, size_t cap)
+{
+    const struct pkt *k = &pkts[i];
+    int e = k->from0 ? 0 : 1;
+    char l[64];
+    note[0] = 0;
+    if (i == r->i_hdr || (k->len && e != se && i != r->i_ack && i != r->i_body))
+        first_line(k->data, k->len, l, sizeof l);
+    if (i == r->i_hdr && i == r->i_body)
+        snprintf(note, cap, "header+body coalesced (%s)", l);
+    else if (i == r->i_hdr)
+        snprintf(note, cap, "header (%s)", l);
+    else if (i == r->i_ack)
+        snprintf(note, cap, "%sACK of header, %" PRId64 "us after it", r->cls == PA_HELD_UNTIL_ACK ? "delayed " : "",
+                 k->ts - pkts[r->i_hdr].ts);
+    else if (i == r->i_body && r->i_ack >= 0 && r->i_ack < i)
+        snprintf(note, cap, "body, released %" PRId64 "us after the ACK", k->ts - pkts[r->i_ack].ts);
+    else if (i == r->i_body)
+        snprintf(note, cap, "body, sent before the ACK of the header");
+    else if (k->len && e != se)
+        snprintf(note, cap, "request (%s)", l);
+}
+
+/* The packets to show: from the last client data segment before the header
+ * segment to the client's ACK of the whole response (or the last of
+ * header/ACK/body). */
+static void ladder_span(const struct response *r, int se, long *start, long *end)
+{
+    *start = r->i_hdr;
+    for (long i = r->i_hdr - 1; i >= 0; i--)
+        if (pkts[i].conn == r->conn - 1 && pkts[i].len && (pkts[i].from0 ? 0 : 1) != se) {
+            *start = i;
+            break;
+        }
+    *end = r->i_hdr;
+    if (r->i_body > *end)
+        *end = r->i_body;
+    if (r->i_ack > *end)
+        *end = r->i_ack;
+    long a = first_ack((size_t)r->conn - 1, !se, *end, r->head_end + r->body_len);
+    if (a > *end && a - *end < 64)
+        *end = a;
+}
+
 static int print_ladder(int n, char *err, size_t errlen)
 {
-    struct response *r;
-    struct conn *c;
-    long i, start, end;
-    int se;
-    int64_t prev;
+    long start, end;
     if (n < 1 || (size_t)n > nresps) {
         snprintf(err, errlen, "pcap-analyse %s: --ladder %d: capture has %zu responses", prog_file, n, nresps);
         return 1;
     }
-    r = &resps[n - 1];
-    c = &conns[r->conn - 1];
-    se = c->server;
+    const struct response *r = &resps[n - 1];
+    const struct conn *c = &conns[r->conn - 1];
+    int se = c->server;
     if (r->i_hdr < 0) {
         snprintf(err, errlen, "pcap-analyse %s: response %d: header segment not found", prog_file, n);
         return 1;
     }
-    /* from the last client data segment before the header segment ... */
-    start = r->i_hdr;
-    for (i = r->i_hdr - 1; i >= 0; i--)
-        if (pkts[i].conn == r->conn - 1 && pkts[i].len && (pkts[i].from0 ? 0 : 1) != se) {
-            start = i;
-            break;
-        }
-    /* ... to the client's ACK of the whole response (or the last of hdr/ack/body) */
-    end = r->i_hdr;
-    if (r->i_body > end) end = r->i_body;
-    if (r->i_ack > end) end = r->i_ack;
-    {
-        long a = first_ack((size_t)r->conn - 1, !se, end, r->head_end + r->body_len);
-        if (a > end && a - end < 64)
-            end = a;
-    }
+    ladder_span(r, se, &start, &end);
     printf("# response %d: conn %d #%d, class %s%s%s\n", n, r->conn, r->index, pa_class_name(r->cls),
            r->reason ? ": " : "", r->reason ? r->reason : "");
-    prev = pkts[start].ts;
-    for (i = start; i <= end; i++) {
-        struct pkt *k = &pkts[i];
+    int64_t prev = pkts[start].ts;
+    for (long i = start; i <= end; i++) {
+        const struct pkt *k = &pkts[i];
         int e = k->from0 ? 0 : 1;
-        const struct stream *mine = &c->st[e], *theirs = &c->st[!e];
-        char fl[8], rng[48] = "", note[160] = "";
+        char fl[8], rng[48] = "", note[160];
         if (k->conn != r->conn - 1)
             continue;
         flag_str(k->flags, fl);
         if (k->len) {
-            int64_t o = rel_off(mine, k->seq);
+            int64_t o = rel_off(&c->st[e], k->seq);
             snprintf(rng, sizeof rng, " %" PRId64 ":%" PRId64 "(%u)", o + 1, o + 1 + k->len, k->len);
         }
-        if (i == r->i_hdr && i == r->i_body) {
-            char l[64];
-            first_line(k->data, k->len, l, sizeof l);
-            snprintf(note, sizeof note, "header+body coalesced (%s)", l);
-        } else if (i == r->i_hdr) {
-            char l[64];
-            first_line(k->data, k->len, l, sizeof l);
-            snprintf(note, sizeof note, "header (%s)", l);
-        } else if (i == r->i_ack) {
-            int64_t d = k->ts - pkts[r->i_hdr].ts;
-            snprintf(note, sizeof note, "%sACK of header, %" PRId64 "us after it",
-                     r->cls == PA_HELD_UNTIL_ACK ? "delayed " : "", d);
-        } else if (i == r->i_body) {
-            if (r->i_ack >= 0 && r->i_ack < i)
-                snprintf(note, sizeof note, "body, released %" PRId64 "us after the ACK", k->ts - pkts[r->i_ack].ts);
-            else
-                snprintf(note, sizeof note, "body, sent before the ACK of the header");
-        } else if (k->len && e != se) {
-            char l[64];
-            first_line(k->data, k->len, l, sizeof l);
-            snprintf(note, sizeof note, "request (%s)", l);
-        }
+        ladder_note(r, i, se, note, sizeof note);
         printf("+%" PRId64 ".%06" PRId64 " %s  %s%s", (k->ts - prev) / 1000000, (k->ts - prev) % 1000000,
                e == se ? "S > C" : "C > S", fl, rng);
         if (k->flags & TH_ACK)
-            printf(" ack %" PRId64, rel_off(theirs, k->ack) + 1);
+            printf(" ack %" PRId64, rel_off(&c->st[!e], k->ack) + 1);
         printf("%s%s\n", note[0] ? "   " : "", note);
         prev = k->ts;
     }

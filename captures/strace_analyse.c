@@ -7,6 +7,20 @@
  * the network, select/poll/epoll and read/write calls).
  * Usage: strace-analyse [--json] FILE
  * Exit 0 ok, 1 bad input, 2 usage error.
+ *
+ * A connection is an fd returned by accept/accept4, or an fd that carries
+ * HTTP (a request read, a response written) without an accept seen in its
+ * process: "discovered": true.  That is how a win64 server under Wine
+ * looks: the wineserver process accepts and hands the fd over, the
+ * program's threads recvmsg/sendmsg/writev on their own copy and wait with
+ * poll/ppoll/epoll_wait.  setsockopt calls and waits on an fd before it is
+ * known count for it once it is.  An accepted connection its process never
+ * touched, while discovered ones exist in another process, is left out of
+ * "connections" and counted in "handed_over" ("accepts" counts every
+ * accept).  Counts are the same kind whatever the syscalls: sends per
+ * response (any write-like call; a response starts with "HTTP/1."),
+ * setsockopt(TCP_NODELAY) per connection, accepts, waits and their
+ * timeouts per connection.
  */
 #include "strace_analyse.h"
 
@@ -664,15 +678,45 @@ static void free_all(void)
 }
 
 #ifndef SA_NO_MAIN
-int main(int argc, char **argv)
+/* Every line of the log through process_line; dies with one line on input
+ * that is not an strace -f -tt -T log. */
+static void read_log(FILE *f)
 {
-    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, ch, nlines = 0, nbad = 0, ok_lines = 0;
-    FILE *f;
+    int nlines = 0, nbad = 0, ok_lines = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    int last_nl = 1;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        struct st_line L;
+        nlines++;
+        if (memchr(line, 0, (size_t)n))
+            die("strace-analyse %s: line %d: binary data, not an strace log", in_file, nlines);
+        if (line[n - 1] != '\n') /* strace ends every line with a newline */
+            die("strace-analyse %s: line %d: truncated (last line has no newline)", in_file, nlines);
+        if (strace_parse_line(line, (size_t)n, &L) == ST_BAD) {
+            nbad++;
+            continue;
+        }
+        ok_lines++;
+        process_line(line, (size_t)n);
+    }
+    free(line);
+    if (ferror(f))
+        die("read %s: %s", in_file, strerror(errno));
+    if (nlines == 0)
+        die("strace-analyse %s: empty input", in_file);
+    if (ok_lines == 0)
+        die("strace-analyse %s: no strace syscall lines in %d lines (not an strace -f -tt -T log?)", in_file, nlines);
+    if (nbad * 2 > nlines)
+        die("strace-analyse %s: %d of %d lines are not strace lines (garbage input?)", in_file, nbad, nlines);
+    if (calls_parsed == 0)
+        die("strace-analyse %s: no complete syscalls in input", in_file);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, ch;
     while ((ch = getopt_long(argc, argv, "jh", lo, NULL)) != -1) {
         switch (ch) {
         case 'j': json = 1; break;
@@ -685,46 +729,11 @@ int main(int argc, char **argv)
         return 2;
     }
     in_file = argv[optind];
-    f = fopen(in_file, "r");
+    FILE *f = fopen(in_file, "r");
     if (!f)
         die("fopen %s: %s", in_file, strerror(errno));
-    while ((n = getline(&line, &cap, f)) > 0) {
-        struct st_line L;
-        enum st_kind k;
-        nlines++;
-        last_nl = line[n - 1] == '\n';
-        if (memchr(line, 0, (size_t)n)) {
-            free(line);
-            fclose(f);
-            die("strace-analyse %s: line %d: binary data, not an strace log", in_file, nlines);
-        }
-        if (!last_nl) {   /* strace ends every line with a newline */
-            free(line);
-            fclose(f);
-            die("strace-analyse %s: line %d: truncated (last line has no newline)", in_file, nlines);
-        }
-        k = strace_parse_line(line, (size_t)n, &L);
-        if (k == ST_BAD) {
-            nbad++;
-            continue;
-        }
-        ok_lines++;
-        process_line(line, (size_t)n);
-    }
-    free(line);
-    if (ferror(f)) {
-        fclose(f);
-        die("read %s: %s", in_file, strerror(errno));
-    }
+    read_log(f);
     fclose(f);
-    if (nlines == 0)
-        die("strace-analyse %s: empty input", in_file);
-    if (ok_lines == 0)
-        die("strace-analyse %s: no strace syscall lines in %d lines (not an strace -f -tt -T log?)", in_file, nlines);
-    if (nbad * 2 > nlines)
-        die("strace-analyse %s: %d of %d lines are not strace lines (garbage input?)", in_file, nbad, nlines);
-    if (calls_parsed == 0)
-        die("strace-analyse %s: no complete syscalls in input", in_file);
     for (size_t i = 0; i < nconns; i++)
         handed_over += handed_over_conn(&conns[i]);
     if (json)
