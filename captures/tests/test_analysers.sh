@@ -137,6 +137,24 @@ expect_err "strace random bytes" "$SA" "$TMP/random"
 "$PA" >/dev/null 2>&1; check "pcap usage error exit 2" $? 2
 "$SA" >/dev/null 2>&1; check "strace usage error exit 2" $? 2
 
+# --- capture.sh: --help, and argument errors reported once before anything
+# starts (no output folder, no server, no tcpdump) -------------------------
+CAP=$ROOT/captures/capture.sh
+"$CAP" --help >"$TMP/help" 2>&1; check "capture.sh --help exits 0" "$?/$(grep -c '^usage: capture.sh' "$TMP/help")" 0/1
+cap_usage() { # name expected-message args...
+    local name=$1 want=$2 rc
+    shift 2
+    "$CAP" "$@" --out "$TMP/cap-out" >"$TMP/cap.out" 2>"$TMP/cap.err"
+    rc=$?
+    if [ "$rc" = 2 ] && [ "$(grep -c "$want" "$TMP/cap.err")" = 1 ] && [ ! -e "$TMP/cap-out" ] &&
+        [ ! -s "$TMP/cap.out" ]; then ok "capture.sh $name -> exit 2: $(head -n1 "$TMP/cap.err")"; else
+        bad "capture.sh $name" "(exit $rc, stderr: $(tr '\n' ' ' <"$TMP/cap.err" | head -c 200), out dir $([ -e "$TMP/cap-out" ] && echo created || echo absent))"; fi
+}
+cap_usage "--scenario bogus" "unknown scenario 'bogus'" --scenario bogus --variant stock
+cap_usage "bad probe args" "invalid value 'x' for -n" --scenario seq --probe-args "-n x" --variant stock
+cap_usage "unknown option" "unknown argument '--bogus'" --bogus --scenario seq --variant stock
+cap_usage "no server" "need --variant NAME or --server CMD" --scenario seq
+
 # --- unit tests of the pure parsers (CUnit) -------------------------------
 if [ -x "$ROOT/build/test-capture-parsers" ]; then
     if "$ROOT/build/test-capture-parsers" >"$TMP/cu.txt" 2>&1; then ok "CUnit parser suites"; else
