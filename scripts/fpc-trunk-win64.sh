@@ -30,7 +30,7 @@ ppc=$out/bin/ppcx64
 "$top/scripts/fpc-trunk.sh" "$@"
 rc=$?
 if [ $rc -eq $KSFT_SKIP ] || { [ $rc -eq 0 ] && [ ! -x "$ppc" ]; }; then
-    test_skip fpc-trunk-win64 "no Linux trunk toolchain (scripts/fpc-trunk.sh: exit $rc, no $ppc)"
+    test_skip fpc-trunk-win64 "no Linux trunk toolchain to build on (scripts/fpc-trunk.sh exit $rc; needs $ppc)"
     exit $KSFT_SKIP
 fi
 [ $rc -eq 0 ] || die "scripts/fpc-trunk.sh failed (exit $rc)"
