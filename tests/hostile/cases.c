@@ -156,6 +156,8 @@ static int pipeline(struct ctx *c, int half_close)
     char *in = case_input(c->t, &len), *p;
     struct rx x;
 
+    int echo = len >= 4 && memcmp(in, "POST", 4) == 0; /* bodies "<i>" prove order */
+
     for (p = in; (p = memmem(p, len - (size_t)(p - in), " HTTP/1.1\r\n", 11)); p += 11)
         n++;
     if (rx_open(&x, c->s, c->why, sizeof c->why) != 0) {
@@ -172,7 +174,7 @@ static int pipeline(struct ctx *c, int half_close)
         char b[24];
         int bl = snprintf(b, sizeof b, "%zu", i);
 
-        if (x.r[i].status != 200 || (strstr(in, "POST") && !rx_body_is(&x, i, b, (size_t)bl)))
+        if (x.r[i].status != 200 || (echo && !rx_body_is(&x, i, b, (size_t)bl)))
             break;
         inorder++;
     }
