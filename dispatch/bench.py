@@ -52,8 +52,8 @@ CONCURRENCY = (1, 16, 64, 256)
 CENSUS_AT = 64                 # the /ping load the census is taken under
 SLOW_CLIENTS, SLOW_MS = 8, 200
 KEEP = ["--keep-connections", "--keep-connection-timeout", "15000"]
-CLONE = TOP / "build/all/server-min"
-TRUNK = TOP / "build/real-trunk/all/fpserver"
+CLONE = TOP / "build/all/server-min"         # --clone overrides
+TRUNK = TOP / "build/real-trunk/all/fpserver"   # --trunk overrides
 MODEL = TOP / "build/dispatch/dispatch"
 PROBE = TOP / "build/probe"
 # How long a row may take to exit on SIGTERM before it is killed (a
@@ -84,25 +84,26 @@ def say(msg: str) -> None:
 
 # ---- rows ---------------------------------------------------------------
 
-def server_rows(model: Path) -> tuple[list[dict], list[str]]:
+def server_rows(model: Path, clone: Path = CLONE,
+                trunk: Path = TRUNK) -> tuple[list[dict], list[str]]:
     """(rows, skip lines).  A row: name, family, mode, argv."""
     rows, skips = [], []
     modes = [("none", []), ("polled", KEEP), ("thread", KEEP), ("pool", KEEP)]
-    if CLONE.exists():
+    if clone.exists():
         for m, extra in modes:
             rows.append(dict(name=f"clone-{m}", family="clone", mode=m,
-                             argv=[str(CLONE), "--port", "0",
+                             argv=[str(clone), "--port", "0",
                                    "--thread-mode", m] + extra))
     else:
-        skips.append(f"[SKIP] clone rows: {CLONE.relative_to(TOP)} not built (run make)")
-    if TRUNK.exists():
+        skips.append(f"[SKIP] clone rows: {clone} not built (run make)")
+    if trunk.exists():
         for m, extra in modes:
             rows.append(dict(name=f"trunk-{m}", family="trunk", mode=m,
-                             argv=[str(TRUNK), "--port", "0",
+                             argv=[str(trunk), "--port", "0",
                                    "--thread-mode", m] + extra))
     else:
-        skips.append(f"[SKIP] real-trunk rows: {TRUNK.relative_to(TOP)} not "
-                     "built (make real-trunk needs the FPC trunk toolchain)")
+        skips.append(f"[SKIP] real-trunk rows: {trunk} not built (make "
+                     "real-trunk needs the FPC trunk toolchain)")
     rows += model_rows(model)
     return rows, skips
 
@@ -217,7 +218,11 @@ def phase_hol(s: Subject, prof: Profile) -> None:
     ready = wait_until(lambda: loadgen.established_to(s.host, s.port)
                        >= base + SLOW_CLIENTS, 3.0)
     beside = loadgen.Pinger(s.host, s.port).run(prof.beside_s)
-    out, err = wrk.communicate(timeout=slow_s + 15)
+    try:
+        out, err = wrk.communicate(timeout=slow_s + 15)
+    except subprocess.TimeoutExpired:
+        wrk.kill()   # our own child, stuck against an unresponsive server
+        out, err = wrk.communicate()
     if s.sampler:
         s.r["threads_slow"] = s.sampler.stop()["threads_max"]
     slow = loadgen.parse_wrk(out)
@@ -241,14 +246,23 @@ def phase_rounds(subjects: list[Subject], prof: Profile) -> None:
     outside load falls on every row alike; the median is kept per row."""
     for k in range(prof.rounds):
         for s in subjects:
+            cpu0, t0 = procstat.cpu_seconds(s.pid), time.monotonic()
             w = loadgen.wrk(s.host, s.port, "/ping", CENSUS_AT, prof.ping_s)
+            cpu1, t1 = procstat.cpu_seconds(s.pid), time.monotonic()
             s.r.setdefault("ping_rounds", []).append(w["rps"])
+            if cpu0 is not None and cpu1 is not None:
+                s.r.setdefault("rounds_cpu_cores", []).append(
+                    (cpu1 - cpu0) / (t1 - t0))
+                s.r.setdefault("rounds_cpu_us_per_req", []).append(
+                    1e6 * (cpu1 - cpu0) / max(1, w["requests"]))
+            s.r.setdefault("rounds_threads", []).append(s.threads())
         say(f"throughput round {k + 1}/{prof.rounds} at c={CENSUS_AT}: " +
             ", ".join(f"{s.name} {s.r['ping_rounds'][-1]:.0f}" for s in subjects))
     for s in subjects:
-        if s.r.get("ping_rounds"):
-            s.r["ping_rounds_median"] = sorted(s.r["ping_rounds"])[
-                len(s.r["ping_rounds"]) // 2]
+        for key in ("ping_rounds", "rounds_cpu_cores", "rounds_cpu_us_per_req"):
+            v = sorted(s.r.get(key) or [])
+            if v:
+                s.r[key + "_median"] = v[len(v) // 2]
 
 
 def wait_until(pred, deadline_s: float, step_s: float = 0.02) -> bool:
@@ -374,6 +388,14 @@ def measure(subjects: list[Subject], prof: Profile, logdir: Path,
     total = len(subjects)
     for i, s in enumerate(subjects, 1):
         say(f"({i}/{total}) {s.name}: /ping load, then head-of-line")
+        first = loadgen.raw_exchange(s.host, s.port, b"GET /ping HTTP/1.1\r\n"
+                                     b"Host: x\r\nConnection: close\r\n\r\n", 3.0)
+        if first["statuses"] != [200]:
+            s.r["not_answering"] = first["ended"]
+            say(f"[SKIP] {s.name}: no 200 to a first GET /ping within 3 s "
+                f"({first['ended']}): load phases skipped")
+            stop_subject(s)
+            continue
         phase_ping(s, prof)
         if not prof.smoke:
             phase_hol(s, prof)
@@ -419,8 +441,14 @@ def environment() -> dict:
         loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         loadavg = None
+    try:
+        head = subprocess.run(["git", "-C", str(TOP), "rev-parse", "--short",
+                               "HEAD"], capture_output=True, text=True,
+                              timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        head = None
     return {"cpus": os.cpu_count(), "kernel": platform.release(),
-            "loadavg": loadavg,
+            "loadavg": loadavg, "git_head": head,
             "cgroup_cpu_max": cpu_max,
             "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
 
@@ -434,6 +462,10 @@ def main() -> int:
                          "drain; no head-of-line (for sanitizer builds)")
     ap.add_argument("--binary", default=str(MODEL),
                     help="the epoll model binary (default build/dispatch/dispatch)")
+    ap.add_argument("--clone", default=str(CLONE),
+                    help="server-min binary for the clone rows")
+    ap.add_argument("--trunk", default=str(TRUNK),
+                    help="fpserver binary for the real-trunk rows")
     ap.add_argument("--target", nargs=2, metavar=("HOST", "PORT"))
     ap.add_argument("--pid", type=int)
     ap.add_argument("--name", default="target")
@@ -455,10 +487,11 @@ def main() -> int:
         if prof.quick:
             rows, skips = model_rows(model), []
         else:
-            rows, skips = server_rows(model)
+            rows, skips = server_rows(model, Path(a.clone), Path(a.trunk))
         for line in skips:
             say(line)
         res["skips"] = skips
+        res["binaries"] = {"clone": a.clone, "trunk": a.trunk, "model": a.binary}
         res.update(run_rows(rows, prof, outdir, model))
     res["wall_s"] = round(time.monotonic() - t0, 1)
     (outdir / "bench.json").write_text(json.dumps(res, indent=1) + "\n")

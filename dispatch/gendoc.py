@@ -142,6 +142,25 @@ def findings(res: dict) -> str:
                f"by the CPU time the server is given, not only by its cost per "
                f"request; that is where a throughput comparison on this machine "
                f"and the thread's 28-core one (\"~2 cores out of 28 used\") part.")
+    if g.get("ping_rounds") and i.get("ping_rounds"):
+        out.append(
+            f"- Throughput two ways: in the series (each row measured in its "
+            f"turn) inline vs global pool at c=1/16/64/256: " + ", ".join(
+                f"{n((i['ping'].get(c) or {}).get('rps'))}/"
+                f"{n((g['ping'].get(c) or {}).get('rps'))}"
+                for c in ("1", "16", "64", "256")) +
+            f" req/s; in the {len(g['ping_rounds'])} interleaved rounds at "
+            f"c=64 at the end (medians) inline "
+            f"{n(i.get('ping_rounds_median'))} vs global pool "
+            f"{n(g.get('ping_rounds_median'))} req/s, with the server using "
+            f"{n(i.get('rounds_cpu_cores_median'), 2)} vs "
+            f"{n(g.get('rounds_cpu_cores_median'), 2)} cores at "
+            f"{n(i.get('rounds_cpu_us_per_req_median'), 1)} vs "
+            f"{n(g.get('rounds_cpu_us_per_req_median'), 1)} us of CPU per "
+            f"request; the global pool had "
+            f"{(g.get('rounds_threads') or ['-'])[-1]} threads by then (its "
+            f"workers retire after 40 s idle).  The shape verdict uses the "
+            f"rounds.")
     gx, ix = g.get("ctx") or {}, i.get("ctx") or {}
     out.append(f"- Context switches per request at c=64: global pool "
                f"{n(gx.get('vol_per_req'), 2)} voluntary + "
@@ -311,6 +330,9 @@ def main() -> int:
         threads=threads_table(res), load=load_table(res),
         shapes=shapes_table(res), findings=findings(res),
         bounded=bounded_section(res))
+    b = res.get("binaries") or {}
+    doc += ("\nBinaries of this run (kit commit " + str(env.get("git_head")) +
+            "): " + ", ".join(f"{k} `{v}`" for k, v in b.items()) + ".\n")
     skips = res.get("skips") or []
     if skips:
         doc += "\nRows not in this run:\n\n" + "".join(f"- {s}\n" for s in skips)
