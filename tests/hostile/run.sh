@@ -8,7 +8,8 @@
 #                 series (repro/patchset.py)
 #   --asan        build-asan/<variant>/server-min (any report fails)
 #   --tsan        build-tsan/<variant>/server-min (any race report fails)
-#   --valgrind    build/<variant>/server-min under valgrind (stock and all)
+#   --valgrind    build/<variant>/server-min under valgrind (stock, all; a subset
+#                 of the cases)
 #   --real-trunk  build/real-trunk/<set>/fpserver, every set of the Pascal
 #                 series (patches/fpc) that is built (make real-trunk);
 #                 a set that is not built is a SKIP line
@@ -23,12 +24,13 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 2
+# shellcheck disable=SC2034 # read by scripts/lib.sh
 kit_name=hostile
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
 trap kit_cleanup EXIT
 
-modes=(plain) jobs=6 light= cases=()
+modes=(plain) jobs=6 light='' cases=()
 while (($#)); do
     case $1 in
     --asan) modes=(asan) ;;
@@ -39,7 +41,7 @@ while (($#)); do
     --jobs) jobs=${2:?--jobs needs a number}; shift ;;
     --light) light=--light ;;
     --cases) cases=(--cases "${2:?--cases needs a list}"); shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) die "unknown option $1 (try --help)" ;;
     *) break ;;
     esac
@@ -94,6 +96,7 @@ run_variant() {
     valgrind)
         # A subset: every kind of input once (each case is a server start
         # and stop under valgrind).
+        # shellcheck disable=SC2054 # one comma list for --cases
         ((${#cases[@]})) || args+=(--cases start-garbage,start-ftp,start-crlf-100,bare-lf,cr-at-buffer-edge,header-32769,headers-257,cl-int64-max,te-chunked-and-cl,cl-duplicate-differ,body-short-eof,body-short-close,body-short-stall,overrun-then-serve,pipeline-3,pipeline-1000-echo,rst-mid-response,half-close,max-live-4,sigterm-keepalive,slow-1-polled,leak-thread,leak-pool)
         args+=(--slow 20 --conns 100 --light
                --launcher valgrind --launcher --quiet --launcher --error-exitcode=99
