@@ -123,8 +123,9 @@ static int exchange(struct ctx *c, enum after how)
     }
     if (how == AFTER_SPLIT && len > 4096) {
         /* The 4096th byte ends the server's first buffer fill; the rest
-         * comes in a second write once that fill has had its chance. */
-        rx_xfer(&x, in, 4096, 0, 50, 50);
+         * comes in a second write once the server has read the first. */
+        rx_xfer(&x, in, 4096, 0, 1000, 1);
+        srv_wait_consumed(c->s, x.fd, 1000);
         rx_xfer(&x, in + 4096, len - 4096, 0, 5000, idle);
     } else {
         int half = how == AFTER_HALF_CLOSE;
@@ -351,7 +352,8 @@ static int run_rst_mid_response(struct ctx *c)
 
     if (rx_open(&x, c->s, c->why, sizeof c->why) != 0)
         return rx_free(&x), -1;
-    rx_xfer(&x, in, sizeof in - 1, 0, 10, 0);
+    rx_xfer(&x, in, sizeof in - 1, 0, 1000, 1);
+    srv_wait_consumed(c->s, x.fd, 1000); /* the request is running */
     rx_abort(&x);
     rx_free(&x);
     /* The slow request now writes into a reset socket; the after-case ping

@@ -184,6 +184,8 @@ int rx_xfer(struct rx *x, const char *out, size_t outlen, size_t want, int deadl
                 sent = outlen; /* the server hung up: keep reading what it said */
             if (sent < outlen)
                 ev |= POLLOUT;
+            else if (idle_ms > 0 && last + hs_us(idle_ms) < until)
+                until = last + hs_us(idle_ms); /* all sent: the idle wait starts */
         }
         if (tc_wait(x->fd, ev, until, &err) > 0 && rx_read_some(x))
             last = tc_now_us();
