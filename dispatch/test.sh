@@ -21,7 +21,7 @@ if ! make -s --no-print-directory dispatch build/probe >/dev/null; then
     exit $KSFT_FAIL
 fi
 
-tmp=$(kit_mktemp)
+kit_mktemp tmp
 fails=0 oks=0 skips=0
 count() {   # tally TEST lines read on stdin, echoing them
     local line

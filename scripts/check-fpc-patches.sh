@@ -42,7 +42,7 @@ require_command git git fpc-patch
 [ -f "$dir/series" ] || { test_fail "fpc-patch series series-file" "no $dir/series"; exit $KSFT_FAIL; }
 
 mapfile -t names < <(sed -e 's/#.*//' -e 's/\.patch[[:space:]]*$//' -e '/^[[:space:]]*$/d' "$dir/series")
-tmp=$(kit_mktemp)
+kit_mktemp tmp
 failed=0
 ok()   { test_ok "fpc-patch $1 $2"; }
 fail() { test_fail "fpc-patch $1 $2" "$3"; failed=1; }

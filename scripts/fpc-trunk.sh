@@ -100,7 +100,7 @@ WRAP
 chmod +x "$out/bin/fpc"
 
 # Prove the wrapper builds what fphttpserver needs (19 units, ~2 s).
-probe_dir=$(kit_mktemp)
+kit_mktemp probe_dir
 cat > "$probe_dir/p.pas" <<'PAS'
 program p;
 uses cthreads, Classes, SysUtils, Sockets, ssockets, httpdefs, fphttpserver;

@@ -35,12 +35,13 @@ require_root() {
     exit $KSFT_SKIP
 }
 
-# kit_mktemp: a temp folder removed by kit_cleanup; prints its path.
+# kit_mktemp VAR: make a temp folder, put its path in VAR and record it for
+# kit_cleanup.  (Not $(kit_mktemp): the record would stay in the subshell.)
 kit_mktemp() {
     local d
     d=$(mktemp -d "${TMPDIR:-/tmp}/kit.XXXXXX") || die "mktemp failed"
     KIT_TMPS+=("$d")
-    echo "$d"
+    printf -v "$1" %s "$d"
 }
 
 # stop_pid PID [SIGNAL]: signal one PID we started and wait for it (polled,

@@ -31,6 +31,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+trap kit_cleanup EXIT
 logdir=$top/results/test-logs
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
@@ -60,7 +61,7 @@ cunit() {
 # and the header form repro/patchset.py and upstream expect.
 step_patches() {
     local tmp p f ok
-    tmp=$(kit_mktemp)
+    kit_mktemp tmp
     for p in $(python3 repro/patchset.py names); do
         rm -rf "$tmp/alone" && mkdir -p "$tmp/alone" && cp -r server-min "$tmp/alone/"
         if patch -d "$tmp/alone" -p1 -s --dry-run < "patches/$p.patch" > /dev/null 2>&1; then
@@ -85,6 +86,7 @@ step_patches() {
         patch -d "$tmp/series" -p1 -s --no-backup-if-mismatch < "patches/$p.patch" > /dev/null 2>&1 || ok=0
     done
     if ((ok)); then test_ok "patch series applies in order"; else test_fail "patch series applies in order"; fi
+    rm -rf -- "$tmp"
 }
 
 step_fpc_patches() {
