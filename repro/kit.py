@@ -17,7 +17,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+import atexit
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,22 +97,34 @@ class Server:
     exit_code: int | None = None
     stopped_by_term: bool | None = None   # None: it had already exited
     env: dict | None = None
+    strace_trace: str = STRACE_TRACE
+    strace_extra: list[str] = field(default_factory=list)
+    ready_deadline_s: float = 10.0
+    hold: threading.Lock | None = None    # held from start to stop
 
-    def start(self, ready_deadline_s: float = 10.0) -> "Server":
+    def start(self, ready_deadline_s: float | None = None) -> "Server":
+        if self.hold:
+            self.hold.acquire()
         argv = list(self.argv)
         wrap = os.environ.get("KIT_SERVER_WRAP")   # e.g. valgrind for memcheck runs
         if wrap and not self.strace_path:
             argv = wrap.split() + argv
         if self.strace_path:
-            argv = ["strace", "-f", "-tt", "-T", "-s", "65535", "-e",
-                    "trace=" + STRACE_TRACE, "-o", str(self.strace_path)] + argv
+            argv = ["strace", "-f", *self.strace_extra, "-tt", "-T", "-s", "65535", "-e",
+                    "trace=" + self.strace_trace, "-o", str(self.strace_path)] + argv
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._err = open(self.log_path, "w")
         env = dict(os.environ, **self.env) if self.env else None
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                     stderr=self._err, stdin=subprocess.DEVNULL,
-                                     preexec_fn=raise_fd_limit, env=env)
-        line = self._read_ready_line(ready_deadline_s)
+        try:
+            self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                         stderr=self._err, stdin=subprocess.DEVNULL,
+                                         preexec_fn=raise_fd_limit, env=env)
+        except OSError as e:
+            self._err.close()
+            if self.hold:
+                self.hold.release()
+            raise KitError(f"cannot start {argv[0]}: {e}") from e
+        line = self._read_ready_line(ready_deadline_s or self.ready_deadline_s)
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
             self.stop()
@@ -177,6 +192,9 @@ class Server:
             self.exit_code = self.proc.returncode
             self.proc.stdout.close()
             self._err.close()
+            self.proc = None
+            if self.hold:
+                self.hold.release()
         self.log = self.log_path.read_text(errors="replace")
         return self.log
 
@@ -267,11 +285,42 @@ class Verdict:
     data: dict = field(default_factory=dict)
 
 
+# Under Wine the accept() runs in the Wine server, which a trace sees only
+# if it started under that trace: traced win64 runs get a prefix of their
+# own and run one at a time, so each starts its own Wine server.  Wine's
+# start-up under strace is slow: seccomp-bpf filtering and network calls
+# only (repro/fpc/win64-strace.md).
+WINE_TRACE_LOCK = threading.Lock()
+_wine_trace_prefix: list[str] = []
+
+
+def wine_trace_prefix() -> str:
+    with WINE_TRACE_LOCK:
+        if not _wine_trace_prefix:
+            p = tempfile.mkdtemp(prefix="kit-wine-trace.")
+            atexit.register(shutil.rmtree, p, True)
+            subprocess.run([str(TOP / "repro" / "fpc" / "wine-server.sh"), "--init"],
+                           env=dict(os.environ, WINEPREFIX=p), capture_output=True,
+                           timeout=180)
+            _wine_trace_prefix.append(p)
+        return _wine_trace_prefix[0]
+
+
 def _server(row: Row, outdir: Path, tag: str, flags: list[str],
             strace: bool = False) -> Server:
-    return Server(row.argv(flags), log_path=outdir / f"{tag}.server.log",
-                  strace_path=(outdir / f"{tag}.strace") if strace else None,
-                  env=row.env or None)
+    srv = Server(row.argv(flags), log_path=outdir / f"{tag}.server.log",
+                 strace_path=(outdir / f"{tag}.strace") if strace else None,
+                 env=row.env or None)
+    if row.platform == "win64":
+        srv.ready_deadline_s = 90.0
+        if strace:
+            srv.strace_trace, srv.strace_extra = "network", ["--seccomp-bpf"]
+            srv.env = dict(row.env, WINEPREFIX=wine_trace_prefix())
+            srv.hold = WINE_TRACE_LOCK_RUN
+    return srv
+
+
+WINE_TRACE_LOCK_RUN = threading.Lock()
 
 
 def measure_b1(row: Row, outdir: Path, use_strace: bool) -> Verdict:
