@@ -464,6 +464,8 @@ def main() -> int:
                     help="the epoll model binary (default build/dispatch/dispatch)")
     ap.add_argument("--clone", default=str(CLONE),
                     help="server-min binary for the clone rows")
+    ap.add_argument("--clone-note", default=None,
+                    help="how the --clone binary was built (recorded)")
     ap.add_argument("--trunk", default=str(TRUNK),
                     help="fpserver binary for the real-trunk rows")
     ap.add_argument("--target", nargs=2, metavar=("HOST", "PORT"))
@@ -491,7 +493,12 @@ def main() -> int:
         for line in skips:
             say(line)
         res["skips"] = skips
-        res["binaries"] = {"clone": a.clone, "trunk": a.trunk, "model": a.binary}
+        res["binaries"] = {k: os.path.relpath(v, TOP) if v.startswith(str(TOP))
+                           else v for k, v in (("clone", a.clone),
+                                               ("trunk", a.trunk),
+                                               ("model", a.binary))}
+        if a.clone_note:
+            res["binaries"]["clone_note"] = a.clone_note
         res.update(run_rows(rows, prof, outdir, model))
     res["wall_s"] = round(time.monotonic() - t0, 1)
     (outdir / "bench.json").write_text(json.dumps(res, indent=1) + "\n")

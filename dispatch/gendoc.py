@@ -84,8 +84,8 @@ def shapes_table(res: dict) -> str:
     seed = {
         "threads": "30 idle -> 2,078 under load (global pool) vs 29 stable (inline): ~72x",
         "census": "6,146 samples in futex_do_wait vs 84 in epoll_wait (global pool); inline 100 % epoll_wait",
-        "hol-inline": "inline /ping p90 374.37 ms beside 8 x 200 ms routes (a dedicated-pool variant: 90.79 ms -> 3.04 ms, \"214x -> 1.2x\")",
-        "hol-bounded": "bounded pool /ping p90 3.88 ms, max 4.42 ms in the same scenario",
+        "hol-inline": "inline: /ping p90 374.37 ms beside 8 concurrent 200 ms routes (Horse's validation); 90.79 ms beside /lento?ms=200, \"214x\" (the PR author's framework)",
+        "hol-bounded": "bounded pool: /ping p90 3.88 ms, max 4.42 ms in the same scenario; a dedicated pool on top of inline: 3.04 ms, \"1.2x\"",
         "throughput": "/ping c=100: 7,327 (global pool) -> 92,024 req/s (inline), 12.6x",
         "wakeups": "~671k non-voluntary context switches in ~20 s (global pool); \"the ceiling was queue + wake-up, not work\"",
         "pipelining": "(not measured in the thread)",
@@ -160,7 +160,10 @@ def findings(res: dict) -> str:
             f"request; the global pool had "
             f"{(g.get('rounds_threads') or ['-'])[-1]} threads by then (its "
             f"workers retire after 40 s idle).  The shape verdict uses the "
-            f"rounds.")
+            f"rounds.  Of all the shapes this is the one a shared 2-CPU "
+            f"machine decides least well: the request rate follows the CPU "
+            f"share the server gets as much as its cost per request, so "
+            f"repeat `make bench` before reading much into one run.")
     gx, ix = g.get("ctx") or {}, i.get("ctx") or {}
     out.append(f"- Context switches per request at c=64: global pool "
                f"{n(gx.get('vol_per_req'), 2)} voluntary + "
@@ -323,16 +326,19 @@ def main() -> int:
         date=env["date_utc"], cpus=env["cpus"], kernel=env["kernel"],
         thread=THREAD,
         test_note="the model's three modes only, shorter runs, the verdicts "
-                  "below by count and ratio, CUnit tests of the pools and a "
-                  "TSan build of the model",
+                  "below by count and ratio except throughput, CUnit tests of "
+                  "the pools, and TSan and ASan+UBSan builds of the model",
         plot=(f"![HOL ratio and threads per row](dispatch.png)\n" if why is None
               else f"(no plot: {why})\n"),
         threads=threads_table(res), load=load_table(res),
         shapes=shapes_table(res), findings=findings(res),
         bounded=bounded_section(res))
     b = res.get("binaries") or {}
+    note = b.get("clone_note")
     doc += ("\nBinaries of this run (kit commit " + str(env.get("git_head")) +
-            "): " + ", ".join(f"{k} `{v}`" for k, v in b.items()) + ".\n")
+            "): " + ", ".join(f"{k} `{v}`" for k, v in b.items()
+                              if k != "clone_note") +
+            (f" (clone: {note})" if note else "") + ".\n")
     skips = res.get("skips") or []
     if skips:
         doc += "\nRows not in this run:\n\n" + "".join(f"- {s}\n" for s in skips)

@@ -126,6 +126,8 @@ set boxwidth 0.7
 set logscale y
 set grid ytics
 set xtics rotate by -40 left
+set bmargin 8
+set rmargin 9
 set yrange [0.5:*]
 set title "head-of-line: /ping p90 beside 8 x /slow?ms=200 / p90 alone"
 set ylabel "ratio (same run, log)"
