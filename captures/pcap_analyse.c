@@ -706,6 +706,51 @@ static void print_opt_i64(long idx, int64_t v)
         printf("%" PRId64, v);
 }
 
+static void json_connections(void)
+{
+    size_t i;
+    printf("  \"connection_list\": [");
+    for (i = 0; i < nconns; i++) {
+        struct conn *c = &conns[i];
+        char a[80], b[80];
+        int se = c->server < 0 ? 1 : c->server;
+        ep_str(&c->ep[!se], a, sizeof a);
+        ep_str(&c->ep[se], b, sizeof b);
+        printf("%s\n    {\"conn\": %zu, \"client\": \"%s\", \"server\": \"%s\", \"server_known\": %s, "
+               "\"syn_seen\": %s, \"requests\": %d, \"responses\": %d, \"fin_server\": %d, \"fin_client\": %d, "
+               "\"rst_server\": %d, \"rst_client\": %d}",
+               i ? "," : "", i + 1, a, b, c->server < 0 ? "false" : "true", c->syn_seen ? "true" : "false",
+               c->requests, c->responses, c->fin[se], c->fin[!se], c->rst[se], c->rst[!se]);
+    }
+}
+
+static void json_responses(void)
+{
+    size_t i;
+    printf("\n  ],\n  \"per_response\": [");
+    for (i = 0; i < nresps; i++) {
+        struct response *r = &resps[i];
+        int64_t th = r->i_hdr >= 0 ? pkts[r->i_hdr].ts : 0;
+        int64_t tb = r->i_body >= 0 ? pkts[r->i_body].ts : 0;
+        int64_t ta = r->i_ack >= 0 ? pkts[r->i_ack].ts : 0;
+        printf("%s\n    {\"conn\": %d, \"index\": %d, \"status\": %d, \"class\": \"%s\", ", i ? "," : "",
+               r->conn, r->index, r->status, pa_class_name(r->cls));
+        if (r->reason)
+            printf("\"reason\": \"%s\", ", r->reason);
+        printf("\"header_len\": %zu, \"body_len\": %zu, \"t_header_us\": ", r->head_end - r->start, r->body_len);
+        print_opt_i64(r->i_hdr, th);
+        printf(", \"t_ack_us\": ");
+        print_opt_i64(r->i_ack, ta);
+        printf(", \"t_body_us\": ");
+        print_opt_i64(r->i_body, tb);
+        printf(", \"ack_delay_us\": ");
+        print_opt_i64(r->i_ack >= 0 && r->i_hdr >= 0 ? 0 : -1, ta - th);
+        printf(", \"body_after_ack_us\": ");
+        print_opt_i64(r->i_ack >= 0 && r->i_body >= 0 ? 0 : -1, tb - ta);
+        printf("}");
+    }
+}
+
 static void print_json(void)
 {
     struct totals t;
@@ -734,41 +779,8 @@ static void print_json(void)
                t.nd, t.delays[0], pa_median_sorted(t.delays, t.nd), t.delays[t.nd - 1]);
     else
         printf("  \"ack_delay_us\": {\"n\": 0, \"min\": null, \"p50\": null, \"max\": null},\n");
-    printf("  \"connection_list\": [");
-    for (i = 0; i < nconns; i++) {
-        struct conn *c = &conns[i];
-        char a[80], b[80];
-        int se = c->server < 0 ? 1 : c->server;
-        ep_str(&c->ep[!se], a, sizeof a);
-        ep_str(&c->ep[se], b, sizeof b);
-        printf("%s\n    {\"conn\": %zu, \"client\": \"%s\", \"server\": \"%s\", \"server_known\": %s, "
-               "\"syn_seen\": %s, \"requests\": %d, \"responses\": %d, \"fin_server\": %d, \"fin_client\": %d, "
-               "\"rst_server\": %d, \"rst_client\": %d}",
-               i ? "," : "", i + 1, a, b, c->server < 0 ? "false" : "true", c->syn_seen ? "true" : "false",
-               c->requests, c->responses, c->fin[se], c->fin[!se], c->rst[se], c->rst[!se]);
-    }
-    printf("\n  ],\n  \"per_response\": [");
-    for (i = 0; i < nresps; i++) {
-        struct response *r = &resps[i];
-        int64_t th = r->i_hdr >= 0 ? pkts[r->i_hdr].ts : 0;
-        int64_t tb = r->i_body >= 0 ? pkts[r->i_body].ts : 0;
-        int64_t ta = r->i_ack >= 0 ? pkts[r->i_ack].ts : 0;
-        printf("%s\n    {\"conn\": %d, \"index\": %d, \"status\": %d, \"class\": \"%s\", ", i ? "," : "",
-               r->conn, r->index, r->status, pa_class_name(r->cls));
-        if (r->reason)
-            printf("\"reason\": \"%s\", ", r->reason);
-        printf("\"header_len\": %zu, \"body_len\": %zu, \"t_header_us\": ", r->head_end - r->start, r->body_len);
-        print_opt_i64(r->i_hdr, th);
-        printf(", \"t_ack_us\": ");
-        print_opt_i64(r->i_ack, ta);
-        printf(", \"t_body_us\": ");
-        print_opt_i64(r->i_body, tb);
-        printf(", \"ack_delay_us\": ");
-        print_opt_i64(r->i_ack >= 0 && r->i_hdr >= 0 ? 0 : -1, ta - th);
-        printf(", \"body_after_ack_us\": ");
-        print_opt_i64(r->i_ack >= 0 && r->i_body >= 0 ? 0 : -1, tb - ta);
-        printf("}");
-    }
+    json_connections();
+    json_responses();
     printf("\n  ]\n}\n");
     free(t.delays);
 }
