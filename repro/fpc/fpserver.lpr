@@ -449,7 +449,8 @@ begin
   Row('--keep-connections', 'KeepConnections:=True (default off)', Trunk);
   Row('--keep-connection-timeout MS', 'KeepConnectionTimeout (default 0)', Trunk);
   Row('--keep-connection-idle-timeout MS', 'KeepConnectionIdleTimeout (default 50)', Trunk);
-  Row('--max-live-connection-count N', 'MaxLiveConnectionCount (default 128)', Trunk);
+  Row('--max-live-connection-count N', 'MaxLiveConnectionCount (default 128; 3.2.2 takes only 0, its one behaviour)', True);
+  Row('--queue-size N', 'QueueSize, the listen backlog (default 5; --horse: 15)', True);
   Row('--accept-idle-timeout MS', 'AcceptIdleTimeout (default 0)', True);
   Row('--request-read-timeout MS', 'RequestReadTimeout', False);
   Row('--on-allow-connect nodelay', 'OnAllowConnect handler: TCP_NODELAY + log', True);
@@ -509,7 +510,7 @@ var
   I, N: Integer;
   A, ThreadModeName, AllowConnect, SocketHandler: string;
   Horse, KeepConnections, HaveKeepTimeout, HaveIdleTimeout, HaveMaxLive, RequestNoDelay: Boolean;
-  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive: Integer;
+  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize: Integer;
   {$ifdef TRUNK_HTTP}
   TM: Integer;
   {$endif}
@@ -535,6 +536,7 @@ begin
   IdleTimeout := 0;
   AcceptIdle := 0;
   MaxLive := 0;
+  QueueSize := -1;
 
   I := 1;
   while I <= ParamCount do
@@ -573,6 +575,8 @@ begin
       MaxLive := ArgInt(I, A);
       HaveMaxLive := True;
     end
+    else if A = '--queue-size' then
+      QueueSize := ArgInt(I, A)
     else if A = '--accept-idle-timeout' then
       AcceptIdle := ArgInt(I, A)
     else if A = '--request-read-timeout' then
@@ -618,8 +622,9 @@ begin
     Unsupported('--keep-connection-timeout', 'no KeepConnectionTimeout before FPC 3.3.1');
   if HaveIdleTimeout then
     Unsupported('--keep-connection-idle-timeout', 'no KeepConnectionIdleTimeout before FPC 3.3.1');
-  if HaveMaxLive then
-    Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount before FPC 3.3.1');
+  { No connection cap before 3.3.1: 0 (no cap) is what 3.2.2 always does. }
+  if HaveMaxLive and (MaxLive <> 0) then
+    Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount before FPC 3.3.1 (only 0, no cap)');
   if (ThreadModeName = 'pool') or (ThreadModeName = 'polled') then
     Unsupported('--thread-mode ' + ThreadModeName, 'only Threaded (none|thread) exists before FPC 3.3.1');
   {$endif}
@@ -631,8 +636,10 @@ begin
     Server.OnRequest := @Server.ServeRequest;
     Server.RequestNoDelay := RequestNoDelay;
     Server.AcceptIdleTimeout := AcceptIdle;
-    if Horse then
-      Server.QueueSize := 15;
+    if Horse and (QueueSize < 0) then
+      QueueSize := 15;
+    if QueueSize >= 0 then
+      Server.QueueSize := QueueSize;
     if AllowConnect = 'nodelay' then
       Server.OnAllowConnect := @Server.AllowConnectNoDelay;
     if SocketHandler = 'nodelay' then
