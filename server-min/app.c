@@ -111,8 +111,12 @@ static void app_on_request(void *data, struct http_request *req,
     } else if (strcmp(req->method, "GET") == 0 &&
                strcmp(req->path_info, "/slow") == 0 &&
                (ms = app_query_ms(req->query)) >= 0) {
-        os_sleep_ms((int)ms);
-        app_text(resp, 200, "done");
+        /* A stop ends the wait: the client gets an answer, and the
+         * server's stop is not held up by a sleeping route. */
+        if (os_stop_wait_ms((int)ms))
+            app_text(resp, 503, "stopping");
+        else
+            app_text(resp, 200, "done");
     } else {
         app_text(resp, 404, "not found");
     }

@@ -1,11 +1,21 @@
 /* main.c - server-min: parse flags, start the server, print the readiness
- * line, accept until SIGINT/SIGTERM, shut down cleanly. */
+ * line, accept until SIGINT/SIGTERM, shut down within a bounded time. */
 #include <stdio.h>
 
 #include "app.h"
 #include "httpserver.h"
+#include "log.h"
 #include "options.h"
 #include "os.h"
+
+/* How long Destroy may take after the accept loop ended. */
+#define MAIN_DESTROY_MAX_MS 2000
+
+static void main_log_abandoned(void)
+{
+    log_line("stop: connections still busy %d ms after the accept loop "
+             "ended; exiting without waiting for them", MAIN_DESTROY_MAX_MS);
+}
 
 int main(int argc, char **argv)
 {
@@ -38,6 +48,10 @@ int main(int argc, char **argv)
     printf("listening %s:%d\n", server.props.address, server.props.port);
     fflush(stdout);
     httpserver_run(&server);
+    /* Destroy waits for running requests (WaitForRequests, unbounded
+     * upstream); the clone gives it DESTROY_MAX_MS, then leaves anyway, so
+     * a stop is bounded whatever a connection thread waits on. */
+    os_exit_after(MAIN_DESTROY_MAX_MS, main_log_abandoned);
     httpserver_destroy(&server);
     return 0;
 }

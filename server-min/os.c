@@ -2,10 +2,12 @@
 #include "os.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -91,51 +93,97 @@ int os_accept(int listen_fd)
 /* FPC's fpSelect makes the select system call itself, without libc, while
  * glibc's select() is pselect6 on x86-64.  Calling the system call directly
  * keeps strace output line-for-line comparable with a real FPC server. */
-static int os_select_syscall(int nfds, fd_set *rd, struct timeval *tv)
+static int os_select_syscall(int nfds, void *rd, void *wr, void *ex,
+                             struct timeval *tv)
 {
 #ifdef SYS_select
-    return (int)syscall(SYS_select, nfds, rd, NULL, NULL, tv);
+    return (int)syscall(SYS_select, nfds, rd, wr, ex, tv);
 #else
-    return select(nfds, rd, NULL, NULL, tv);
+    return select(nfds, rd, wr, ex, tv);
 #endif
 }
 
-int os_select_readable(int fd, int timeout_ms)
-{
-    uint64_t deadline = 0;
+#define OS_SET_BITS (8 * sizeof(unsigned long))
 
-    if (fd < 0 || fd >= FD_SETSIZE) {
+/* One select() the way TSocketHandler.Select (and RunIdleLoop, rwe set)
+ * makes it: nfds = fd + 1 and a zeroed set in which fpFD_SET sets the fd's
+ * bit only when fd < FD_SETSIZE (FPC's TFDSet holds 0..1023; a larger fd is
+ * silently left out, defect B8).  The kernel reads nfds bits from the set,
+ * so the buffer is sized for nfds, all zero beyond the first 1024 bits: the
+ * call sees an EMPTY set and just waits out its time-out.  Returns 1 when
+ * the fd's bit came back set, 0 otherwise, -1 on error. */
+static int os_select_once(int fd, unsigned long *set, size_t words, int rwe,
+                          struct timeval *tv)
+{
+    int rc;
+
+    memset(set, 0, words * sizeof *set);
+    if (fd < FD_SETSIZE)
+        set[fd / OS_SET_BITS] |= 1UL << (fd % OS_SET_BITS);
+    rc = os_select_syscall(fd + 1, set, rwe ? set : NULL, rwe ? set : NULL, tv);
+    if (rc <= 0)
+        return rc;
+    /* RunIdleLoop reads the count (its one buffer was overwritten by the
+     * kernel three times); Select reads the fd's bit (fpFD_IsSet). */
+    if (rwe)
+        return 1;
+    return fd < FD_SETSIZE && (set[fd / OS_SET_BITS] >> (fd % OS_SET_BITS)) & 1;
+}
+
+static int os_select_fd(int fd, int timeout_ms, int rwe)
+{
+    unsigned long small[FD_SETSIZE / OS_SET_BITS], *set = small;
+    size_t words;
+    uint64_t deadline = 0;
+    int rc;
+
+    if (fd < 0) {
         errno = EBADF;
+        return -1;
+    }
+    words = ((size_t)fd + OS_SET_BITS) / OS_SET_BITS;
+    if (words > sizeof small / sizeof small[0] &&
+        !(set = calloc(words, sizeof *set))) {
+        errno = ENOMEM;
         return -1;
     }
     if (timeout_ms > 0)
         deadline = os_tick_ms() + (uint64_t)timeout_ms;
     for (;;) {
-        fd_set rd;
         struct timeval tv, *tvp = NULL;
-        int rc;
 
-        FD_ZERO(&rd);
-        FD_SET(fd, &rd);
         if (timeout_ms >= 0) {
             tv.tv_sec = timeout_ms / 1000;
             tv.tv_usec = (timeout_ms % 1000) * 1000;
             tvp = &tv;
         }
-        rc = os_select_syscall(fd + 1, &rd, tvp);
-        if (rc >= 0)
-            return rc > 0 ? 1 : 0;
-        if (errno != EINTR)
-            return -1;
+        rc = os_select_once(fd, set, words, rwe, tvp);
+        if (rc >= 0 || errno != EINTR)
+            break;
+        rc = 0;
         if (os_stop_requested())
-            return 0;
+            break;
         if (timeout_ms > 0) {
             uint64_t now = os_tick_ms();
+
             if (now >= deadline)
-                return 0;
+                break;
             timeout_ms = (int)(deadline - now);
         }
     }
+    if (set != small)
+        free(set);
+    return rc;
+}
+
+int os_select_readable(int fd, int timeout_ms)
+{
+    return os_select_fd(fd, timeout_ms, 0);
+}
+
+int os_select_accept(int fd, int timeout_ms)
+{
+    return os_select_fd(fd, timeout_ms, 1);
 }
 
 ssize_t os_recv(int fd, void *buf, size_t len, int flags)
@@ -352,19 +400,42 @@ void os_cond_broadcast(os_cond *c)
 /* Lock-free atomics: written by the handler, read by every thread. */
 static atomic_int os_stop_flag;
 static atomic_int os_wake_fd = -1;
+/* A pipe that becomes readable on a stop: what os_stop_wait_ms polls. */
+static int os_stop_pipe[2] = { -1, -1 };
+
+static void os_write_stderr(const char *s)
+{
+    ssize_t r = write(2, s, strlen(s));
+
+    (void)r;
+}
 
 /* The flag alone can be missed: a signal handled after the accept loop
  * checked it and before accept() blocked would leave the loop asleep until
  * the next client.  Shutting the listening socket down (async-signal-safe)
- * makes that accept() return at once, whenever the signal lands. */
+ * makes that accept() return at once, whenever the signal lands.
+ *
+ * Only the accepting thread acts on the flag, as upstream's accept loop is
+ * the only place that sees StopAccepting: a server whose accept thread is
+ * stuck (B7) ignores the signal.  A SECOND signal then ends the process at
+ * once, exit status 3, saying so: a harness never needs SIGKILL. */
 static void os_on_stop_signal(int sig)
 {
     int fd = atomic_load(&os_wake_fd);
+    char b = 1;
+    ssize_t r;
 
     (void)sig;
-    atomic_store(&os_stop_flag, 1);
+    if (atomic_exchange(&os_stop_flag, 1)) {
+        os_write_stderr("server-min: second stop signal: the accept thread "
+                        "did not stop (hung); exiting with status 3\n");
+        _exit(3);
+    }
     if (fd >= 0)
         shutdown(fd, SHUT_RDWR);
+    if (os_stop_pipe[1] >= 0)
+        r = write(os_stop_pipe[1], &b, 1);
+    (void)r;
 }
 
 void os_set_stop_wake_fd(int fd)
@@ -376,6 +447,8 @@ void os_install_stop_signals(void)
 {
     struct sigaction sa;
 
+    if (os_stop_pipe[0] < 0 && pipe2(os_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        os_stop_pipe[0] = os_stop_pipe[1] = -1;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
@@ -394,10 +467,67 @@ int os_stop_requested(void)
 void os_request_stop(void)
 {
     int fd = atomic_load(&os_wake_fd);
+    char b = 1;
 
     atomic_store(&os_stop_flag, 1);
     if (fd >= 0)
         shutdown(fd, SHUT_RDWR);
+    if (os_stop_pipe[1] >= 0 && write(os_stop_pipe[1], &b, 1) < 0)
+        return; /* full: a byte is there already */
+}
+
+int os_stop_wait_ms(int ms)
+{
+    struct pollfd p = { os_stop_pipe[0], POLLIN, 0 };
+    uint64_t deadline = os_tick_ms() + (uint64_t)(ms > 0 ? ms : 0);
+
+    if (os_stop_pipe[0] < 0) {
+        os_sleep_ms(ms);
+        return os_stop_requested();
+    }
+    while (!os_stop_requested()) {
+        uint64_t now = os_tick_ms();
+
+        if (now >= deadline)
+            return 0;
+        /* The byte is never read: every waiter sees the pipe readable. */
+        if (poll(&p, 1, (int)(deadline - now)) > 0)
+            break;
+    }
+    return 1;
+}
+
+struct os_exit_timer {
+    int ms;
+    void (*before)(void);
+};
+
+static void *os_exit_timer_main(void *arg)
+{
+    struct os_exit_timer *t = arg;
+
+    os_sleep_ms(t->ms);
+    if (t->before)
+        t->before();
+    _exit(0);
+    return NULL;
+}
+
+void os_exit_after(int ms, void (*before)(void))
+{
+    static struct os_exit_timer t;
+    pthread_t tid;
+    sigset_t stop, old;
+
+    t.ms = ms;
+    t.before = before;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    if (pthread_create(&tid, NULL, os_exit_timer_main, &t) == 0)
+        pthread_detach(tid);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void os_block_stop_signals(void)

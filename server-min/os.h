@@ -30,11 +30,17 @@ int os_tcp_listen(char *err, const char *address, int port, int backlog,
 int os_accept(int listen_fd);
 
 /* select(2) for readability of one fd with a timeout in ms (0 = poll and
- * return at once, <0 = wait forever).  Upstream's TSocketStream.CanRead and
- * TSocketServer.RunIdleLoop use select(), so the clone does too: strace
- * output must show the same call.  Returns 1 readable, 0 timed out, -1 error.
- * EINTR restarts the wait with the remaining time. */
+ * return at once, <0 = wait forever), made as FPC's TSocketHandler.Select
+ * makes it: the select system call (strace shows select, as for a real FPC
+ * server), nfds = fd + 1, and fpFD_SET's limit: an fd >= FD_SETSIZE is not
+ * put in the set, so the call waits the whole time-out on an empty set and
+ * says "not readable" (defect B8).  Returns 1 readable, 0 not (timed out),
+ * -1 error.  EINTR restarts the wait with the remaining time. */
 int os_select_readable(int fd, int timeout_ms);
+
+/* TSocketServer.RunIdleLoop's select: the same set passed as read, write
+ * and exception set. */
+int os_select_accept(int fd, int timeout_ms);
 
 /* recv(2) with the given flags; retried on EINTR like TSocketHandler.Recv. */
 ssize_t os_recv(int fd, void *buf, size_t len, int flags);
@@ -97,7 +103,8 @@ void os_cond_broadcast(os_cond *c);
 /* ---- signals ---------------------------------------------------------- */
 
 /* SIGPIPE ignored (belt and braces next to MSG_NOSIGNAL); SIGINT/SIGTERM set
- * the flag returned by os_stop_requested() and interrupt a blocking accept().
+ * the flag returned by os_stop_requested() and interrupt a blocking accept();
+ * a second SIGINT/SIGTERM ends the process at once (status 3).
  * Worker threads block both signals so that they reach the accepting thread. */
 void os_install_stop_signals(void);
 int os_stop_requested(void);
@@ -106,5 +113,10 @@ void os_request_stop(void);
 void os_set_stop_wake_fd(int fd);
 /* Called by every thread other than the accepting one. */
 void os_block_stop_signals(void);
+/* Sleep up to ms, waking early on a stop; 1 when a stop was requested. */
+int os_stop_wait_ms(int ms);
+/* Bounded stop: a detached thread that, ms from now, calls before() and
+ * ends the process (status 0) whatever the other threads are doing. */
+void os_exit_after(int ms, void (*before)(void));
 
 #endif

@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "log.h"
 #include "os.h"
 
 struct socket_handler *socket_handler_new(const struct socket_handler_ops *ops)
@@ -110,7 +112,7 @@ int socket_server_listen(struct socket_server *srv, const char *address,
 static int socket_server_run_idle_loop(struct socket_server *srv)
 {
     for (;;) {
-        int r = os_select_readable(srv->fd, srv->accept_idle_timeout);
+        int r = os_select_accept(srv->fd, srv->accept_idle_timeout);
 
         if (r == 1)
             return 1;
@@ -152,6 +154,7 @@ static struct socket_stream *socket_server_sock_to_stream(
     if (!socket_handler_accept(h)) {
         os_shutdown(fd);
         socket_stream_free(s);
+        errno = 0;
         return NULL;
     }
     return s;
@@ -166,12 +169,30 @@ static struct socket_stream *socket_server_get_connection(
 
     if (fd < 0)
         return NULL;
+    errno = 0; /* NULL from here on is a refusal, not an accept error */
     if (!atomic_load(&srv->accepting) ||
         !socket_server_do_connect_query(srv, fd)) {
         os_close(fd);
+        errno = 0;
         return NULL;
     }
     return socket_server_sock_to_stream(srv, fd);
+}
+
+/* HandleAcceptError, the clone's way.  Upstream's DoAcceptError says
+ * aeaRaise while Active: any accept() failure (EMFILE when out of
+ * descriptors) raises out of StartAccepting and the server is gone.  The
+ * clone keeps accepting: a descriptor shortage is logged once per episode
+ * and waited out in 10 ms steps (the listener stays readable, so retrying
+ * at once would spin); other errors about one client are ignored. */
+static void socket_server_accept_failed(struct socket_server *srv, int err)
+{
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        if (srv->accept_failures++ == 0)
+            log_line("warning accept: %s (waiting for descriptors)",
+                     strerror(err));
+        os_stop_wait_ms(10);
+    }
 }
 
 void socket_server_start_accepting(struct socket_server *srv)
@@ -183,16 +204,17 @@ void socket_server_start_accepting(struct socket_server *srv)
         if (srv->accept_idle_timeout > 0 && !socket_server_run_idle_loop(srv))
             break;
         s = socket_server_get_connection(srv);
+        if (s && srv->accept_failures) {
+            log_line("accept: recovered after %lu failed accept() calls",
+                     srv->accept_failures);
+            srv->accept_failures = 0;
+        }
         if (s) {
             if (srv->ev.on_connect)
                 srv->ev.on_connect(srv->ev.owner, s);
             continue;
         }
-        /* accept errors that are about one client (it went away, or we ran
-         * out of descriptors for a moment) must not end the loop. */
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-            errno == ENOMEM)
-            os_sleep_ms(10);
+        socket_server_accept_failed(srv, errno);
     }
     atomic_store(&srv->accepting, 0);
 }

@@ -83,6 +83,7 @@ struct socket_server {
     int queue_size;
     int accept_idle_timeout; /* ms; 0 = block in accept() */
     atomic_int accepting;
+    unsigned long accept_failures; /* accept() failing for want of fds */
     struct socket_server_events ev;
 };
 

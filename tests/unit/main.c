@@ -31,9 +31,9 @@ int main(int argc, char **argv)
      * write to a closed socket from killing the whole run. */
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printf("unit tests: KIT_FIXED B1=%d B2=%d B3=%d B4=%d B5=%d B6=%d B7=%d\n",
+    printf("unit tests: KIT_FIXED B1=%d B2=%d B3=%d B4=%d B5=%d B6=%d B7=%d B8=%d\n",
            KIT_FIXED_B1, KIT_FIXED_B2, KIT_FIXED_B3, KIT_FIXED_B4,
-           KIT_FIXED_B5, KIT_FIXED_B6, KIT_FIXED_B7);
+           KIT_FIXED_B5, KIT_FIXED_B6, KIT_FIXED_B7, KIT_FIXED_B8);
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "unit: %s\n", CU_get_error_msg());
         return 255;

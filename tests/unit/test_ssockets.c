@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -114,6 +115,43 @@ static void test_can_read_and_read(void)
     ASSERT_INT(socket_stream_last_error(s), 0);
     socket_stream_free(s);
     close(peer);
+}
+
+/* B8: FPC's fd_set holds descriptors 0..1023.  A connection on descriptor
+ * 1100 with a byte waiting: the select() the clone makes (as upstream's
+ * TSocketHandler.Select) waits on an EMPTY set and says "not readable"
+ * without an error; CanRead follows it on stock, and poll-can-read sees the
+ * byte.  Descriptor numbers below 1024 work either way. */
+static void test_b8_can_read_high_descriptor(void)
+{
+    struct rlimit rl;
+    struct socket_handler *h;
+    struct socket_stream *st;
+    int sv[2], hi = 1100, lo;
+
+    CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+    if (rl.rlim_cur <= (rlim_t)hi) {
+        rl.rlim_cur = rl.rlim_max;
+        CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+    }
+    /* Not a skip: without descriptor 1100 the test cannot say anything. */
+    CU_ASSERT_FATAL(rl.rlim_cur > (rlim_t)hi);
+    CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    CU_ASSERT_FATAL(dup2(sv[0], hi) == hi);
+    lo = sv[0];
+    unit_write_str(sv[1], "x");
+    ASSERT_INT(os_select_readable(lo, 0), 1);
+    errno = 0;
+    ASSERT_INT(os_select_readable(hi, 5), 0);
+    ASSERT_INT(errno, 0);
+    h = socket_handler_new(NULL);
+    st = h ? socket_stream_new(hi, h) : NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    ASSERT_INT(socket_stream_can_read(st, 5), KIT_FIXED_B8);
+    ASSERT_INT(socket_stream_last_error(st), 0);
+    socket_stream_free(st); /* closes descriptor 1100 */
+    close(lo);
+    close(sv[1]);
 }
 
 static void test_write_buffer_loops_on_short_writes(void)
@@ -456,6 +494,7 @@ int unit_register_ssockets(void)
         !CU_add_test(s, "handler_accept", test_handler_accept) ||
         !CU_add_test(s, "stream_new_free", test_stream_new_free) ||
         !CU_add_test(s, "can_read_and_read", test_can_read_and_read) ||
+        !CU_add_test(s, "b8_can_read_high_descriptor", test_b8_can_read_high_descriptor) ||
         !CU_add_test(s, "write_buffer_loops_on_short_writes", test_write_buffer_loops_on_short_writes) ||
         !CU_add_test(s, "write_buffer_large_small_sndbuf", test_write_buffer_large_small_sndbuf) ||
         !CU_add_test(s, "write_buffer_real_short_write_then_timeout", test_write_buffer_real_short_write_then_timeout) ||

@@ -31,7 +31,7 @@
 #if !defined(KIT_FIXED_B1) || !defined(KIT_FIXED_B2) || \
     !defined(KIT_FIXED_B3) || !defined(KIT_FIXED_B4) || \
     !defined(KIT_FIXED_B5) || !defined(KIT_FIXED_B6) || \
-    !defined(KIT_FIXED_B7) || \
+    !defined(KIT_FIXED_B7) || !defined(KIT_FIXED_B8) || \
     !defined(KIT_PATCHED_B5)
 #error "build the unit tests through tests/unit/unit.mk: KIT_FIXED_Bn must be set"
 #endif
