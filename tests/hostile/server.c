@@ -210,44 +210,73 @@ int srv_start(struct srv *s, const char *casename, const char *const *flags, cha
     return -1;
 }
 
+/* CPU ticks (utime + stime) of one thread, -1 if unknown. */
+static long thread_ticks(pid_t pid, const char *tid)
+{
+    char p[96], buf[1024], *e;
+    unsigned long ut, st;
+    FILE *f;
+    size_t n;
+
+    snprintf(p, sizeof p, "/proc/%d/task/%.16s/stat", (int)pid, tid);
+    if (!(f = fopen(p, "r")))
+        return -1;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Fields after the ")" that ends the name: state is the 1st, utime the
+     * 12th, stime the 13th. */
+    if (!(e = strrchr(buf, ')')) ||
+        sscanf(e + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+        return -1;
+    return (long)(ut + st);
+}
+
 /* Where is a server that ignores SIGTERM stuck?  Each thread's syscall
- * number (43 accept, 23 select, 202 futex on x86-64) and wchan. */
+ * number (-1: running in user space; 43 accept, 23 select, 202 futex on
+ * x86-64), wchan, and CPU ticks over 300 ms (a spinning thread shows). */
 static void srv_where(pid_t pid, char *where, size_t cap)
 {
-    char p[96], buf[96];
+    char p[128], buf[96], tids[8][20];
+    long t0[8];
     DIR *d;
     struct dirent *e;
     size_t n = 0;
-    int shown = 0;
+    int nt = 0, i;
 
     where[0] = '\0';
     snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
     if (!(d = opendir(p)))
         return;
-    while ((e = readdir(d)) && n < cap - 48 && shown < 6) {
+    while ((e = readdir(d)) && nt < 8)
+        if (e->d_name[0] != '.') {
+            snprintf(tids[nt], sizeof tids[nt], "%.16s", e->d_name);
+            t0[nt] = thread_ticks(pid, tids[nt]);
+            nt++;
+        }
+    closedir(d);
+    tc_sleep_until_us(tc_now_us() + 300000); /* the sampling interval */
+    for (i = 0; i < nt && n < cap - 64; i++) {
         FILE *f;
         int sc = -1;
+        long t1 = thread_ticks(pid, tids[i]);
 
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(p, sizeof p, "/proc/%d/task/%.16s/syscall", (int)pid, e->d_name);
+        snprintf(p, sizeof p, "/proc/%d/task/%.16s/syscall", (int)pid, tids[i]);
         if ((f = fopen(p, "r"))) {
             if (fscanf(f, "%d", &sc) != 1)
                 sc = -1;
             fclose(f);
         }
-        snprintf(p, sizeof p, "/proc/%d/task/%.16s/wchan", (int)pid, e->d_name);
+        snprintf(p, sizeof p, "/proc/%d/task/%.16s/wchan", (int)pid, tids[i]);
         buf[0] = '\0';
         if ((f = fopen(p, "r"))) {
             if (!fgets(buf, sizeof buf, f))
                 buf[0] = '\0';
             fclose(f);
         }
-        n += (size_t)snprintf(where + n, cap - n, " tid %.16s syscall %d %.30s;", e->d_name, sc,
-                              buf);
-        shown++;
+        n += (size_t)snprintf(where + n, cap - n, " tid %.16s syscall %d %.24s cpu %ld/30;", tids[i],
+                              sc, buf, t0[i] >= 0 && t1 >= 0 ? t1 - t0[i] : -1);
     }
-    closedir(d);
 }
 
 void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
@@ -258,7 +287,7 @@ void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
     if (!s->reaped)
         kill(s->pid, SIGTERM);
     if (!srv_wait(s, STOP_MS * opt.slow)) {
-        char where[320];
+        char where[480];
 
         srv_where(s->pid, where, sizeof where);
         snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM:%s",
