@@ -175,6 +175,50 @@ static void test_pool_check_keep_alive_expired(void)
 
 /* ---- pool: the idle connection is re-checked only by CheckRequests ------ */
 
+/* Until the connection's task has let go of it (ConnectionDone). */
+static void wait_task_let_go(struct connection *c)
+{
+    long spins = 0;
+
+    while (atomic_load(&c->in_pool_task) && ++spins < 100000000L)
+        sched_yield();
+    ASSERT_INT(atomic_load(&c->in_pool_task), 0);
+}
+
+/* pool-idle-fallback: the task that served a request waits, as tmThread's
+ * RequestPending, for the next one and serves it without any tick.  Stock:
+ * the task lets go at once and the request waits for CheckRequests. */
+static void test_pool_task_serves_next_request(void)
+{
+    struct conn_handler *h;
+    struct unit_conn u;
+    struct connection *c;
+
+    h = make_handler(TM_POOL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    /* Long enough that the task is surely still waiting when the second
+     * request comes: a deadline, not a measurement. */
+    srv.props.keep_connection_idle_timeout = 20000;
+    unit_conn_open(&u, &srv);
+    c = u.c;
+    u.c = NULL;
+    unit_write_str(u.peer, GET_KEEP);
+    handler_handle_connection(h, c);
+    expect_pong(u.peer);
+    unit_write_str(u.peer, GET_CLOSE);
+    if (!KIT_FIXED_B6) {
+        wait_task_let_go(c);
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+        ASSERT_INT(unit_requests_seen(), 1);
+        handler_check_requests(h);
+    }
+    expect_pong(u.peer);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    ASSERT_INT(unit_requests_seen(), 2);
+    free_handler();
+    unit_conn_close(&u);
+}
+
 static void test_pool_idle_recheck_only_from_check_requests(void)
 {
     struct conn_handler *h = make_handler(TM_POOL);
@@ -189,10 +233,11 @@ static void test_pool_idle_recheck_only_from_check_requests(void)
     handler_handle_connection(h, c);
     expect_pong(u.peer);
     ASSERT_INT(handler_get_active_connection_count(h), 1);
-    unit_wait_not_busy(c);
-    /* The second request: nobody looks at the connection until the accept
-     * thread's idle callback runs CheckRequests (B6: with the stock
-     * AcceptIdleTimeout 0 it never does). */
+    wait_task_let_go(c);
+    /* The second request, after the task let go of the connection: nobody
+     * looks at it until the accept thread's idle callback runs
+     * CheckRequests (B6: with the stock AcceptIdleTimeout 0 it never
+     * does). */
     unit_write_str(u.peer, GET_CLOSE);
     ASSERT_INT(unit_readable_now(u.peer), 0);
     ASSERT_INT(unit_requests_seen(), 1);
@@ -497,6 +542,7 @@ int unit_register_conn_handlers(void)
         !CU_add_test(s, "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired) ||
         !CU_add_test(s, "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests) ||
         !CU_add_test(s, "pool_first_request_and_close", test_pool_first_request_and_close) ||
+        !CU_add_test(s, "b6_pool_task_serves_next_request", test_pool_task_serves_next_request) ||
         !CU_add_test(s, "b7_pool_check_requests_lock_order", test_pool_b7_check_requests_lock_order) ||
         !CU_add_test(s, "b2_polled_buffered_request", test_polled_b2_buffered_request) ||
         !CU_add_test(s, "polled_waits_for_first_request", test_polled_waits_for_first_request) ||
