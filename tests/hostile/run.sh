@@ -30,7 +30,7 @@ kit_name=hostile
 source scripts/lib.sh
 trap kit_cleanup EXIT
 
-modes=(plain) jobs=6 light='' cases=() unbuilt=()
+modes=(plain) jobs=6 light='' cases=() unbuilt=() ran=()
 while (($#)); do
     case $1 in
     --asan) modes=(asan) ;;
@@ -70,11 +70,22 @@ EOF
 }
 
 make -s build/hostile || exit 1
+snap=$(kit_mktemp)
+cp build/hostile "$snap/" || exit 1
 for mode in "${modes[@]}"; do
     case $mode in
     valgrind) require_command valgrind valgrind "hostile valgrind" ;;
     esac
 done
+
+# server_of MODE VARIANT: the binary under test.
+server_of() {
+    case $1 in
+    plain|valgrind) echo "build/$2/server-min" ;;
+    asan|tsan) echo "build-$1/$2/server-min" ;;
+    real-trunk) echo "build/real-trunk/$2/fpserver" ;;
+    esac
+}
 
 # run_variant MODE VARIANT FIXED APPLIED: one build/hostile run; its output
 # in results/hostile/MODE/VARIANT/hostile.out.
@@ -82,13 +93,7 @@ run_variant() {
     local mode=$1 v=$2 fixed=$3 applied=$4 dir=results/hostile/$1/$2 server args=()
     rm -rf "$dir"
     mkdir -p "$dir"
-    case $mode in
-    plain) server=build/$v/server-min ;;
-    asan) server=build-asan/$v/server-min ;;
-    tsan) server=build-tsan/$v/server-min ;;
-    valgrind) server=build/$v/server-min ;;
-    real-trunk) server=build/real-trunk/$v/fpserver ;;
-    esac
+    server=$(server_of "$mode" "$v")
     [[ $mode == real-trunk ]] || args+=(--clone)
     case $mode in
     asan) args+=(--slow 3 --conns 300 --light) ;;
@@ -111,14 +116,14 @@ run_variant() {
         echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/patchset.py)" > "$dir/hostile.out"
         return 1
     fi
-    if [[ ! -x $server && $mode == real-trunk ]]; then
+    if [[ ! -x $snap/$mode/$v/${server##*/} && $mode == real-trunk ]]; then
         echo "TEST: hostile $mode/$v [SKIP] $server not built (make real-trunk)" > "$dir/hostile.out"
         return 4
-    elif [[ ! -x $server || " ${unbuilt[*]} " == *" $server "* ]]; then
+    elif [[ ! -x $snap/$mode/$v/${server##*/} || " ${unbuilt[*]} " == *" $server "* ]]; then
         echo "TEST: hostile $mode/$v [FAIL] $server did not build" > "$dir/hostile.out"
         return 1
     fi
-    build/hostile --server "$server" --variant "$v" --mode "$mode" --fixed "$fixed" \
+    "$snap/hostile" --server "$snap/$mode/$v/${server##*/}" --variant "$v" --mode "$mode" --fixed "$fixed" \
         --applied "$applied" --log-dir "$dir" "${args[@]}" "${cases[@]}" > "$dir/hostile.out" 2>&1
 }
 
@@ -159,11 +164,21 @@ for mode in "${modes[@]}"; do
     if ((${#targets[@]})) && ! nice -n 5 make -s -k -j2 "${targets[@]}" >&2; then
         for t in "${targets[@]}"; do make -q "$t" 2>/dev/null || unbuilt+=("$t"); done
     fi
+    # Each run uses a private copy, taken right after make: another build
+    # in the shared tree may replace a binary while the cases run.
+    for row in "${rows[@]}"; do
+        v=${row%%|*}
+        server=$(server_of "$mode" "$v")
+        if [[ -x $server ]]; then
+            mkdir -p "$snap/$mode/$v" && cp "$server" "$snap/$mode/$v/" || exit 1
+        fi
+    done
     for row in "${rows[@]}"; do
         IFS='|' read -r v fixed applied <<< "$row"
         while ((${#pid_of[@]} >= jobs)); do reap; done
         run_variant "$mode" "$v" "$fixed" "$applied" &
         pid_of[$!]=results/hostile/$mode/$v
+        ran+=("results/hostile/$mode/$v/hostile.out")
         KIT_PIDS+=($!)
     done
 done
@@ -172,10 +187,10 @@ while ((${#pid_of[@]})); do reap; done
 # Side by side: each case's outcome on the clone and on the real trunk.
 if [[ " ${modes[*]} " == *" plain "* && " ${modes[*]} " == *" real-trunk "* ]]; then
     echo "== hostile: clone (plain) vs real trunk, outcome per case"
-    python3 - <<'EOF'
-import glob, os, re
+    python3 - "${ran[@]}" <<'EOF'
+import re, sys
 out = {}
-for f in glob.glob("results/hostile/*/*/hostile.out"):
+for f in sys.argv[1:]:
     for line in open(f, errors="replace"):
         m = re.match(r"OUTCOME: ([^/]+)/(.+)/([^/ ]+) (.*?) \| ", line)
         if m and m.group(1) in ("plain", "real-trunk"):
