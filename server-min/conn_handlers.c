@@ -359,29 +359,60 @@ int handler_pooled_check_request_for_test(struct conn_handler *h,
 
 /* ---- polled ----------------------------------------------------------- */
 
-/* TFPPolledConnectionHandler.CheckConnection: reap a finished or expired
- * connection; serve it here, synchronously, when a zero-timeout select()
- * says data waits.  Like the others it never looks at FBuffer. */
+/* TFPPolledConnectionHandler.CheckConnection, on the accept thread: drop a
+ * connection that was upgraded, ended with an empty request, or was served
+ * and may not serve another (FLastRequestTime > 0: a fresh connection has
+ * not negotiated keep-alive yet), or sat idle past the keep-alive time-out;
+ * else serve it here, synchronously, when a zero-timeout select() says data
+ * waits, and drop it at once unless it was kept alive.  Like the others it
+ * never looks at FBuffer. */
 static enum handler_verdict handler_polled_check_connection(
     struct conn_handler *h, struct connection *c)
 {
+    uint64_t last = atomic_load(&c->last_request_time);
     int timeout = connection_keep_connection_timeout(c);
 
     (void)h;
-    /* A connection whose first request has not arrived yet is not finished. */
-    if (c->handled > 0 && !connection_allow_new_request(c))
+    if (c->is_upgraded || c->empty_detected ||
+        (last > 0 && !connection_allow_new_request(c)))
         return HANDLER_REMOVE;
-    if (c->handled > 0 && timeout > 0 &&
-        os_tick_ms() > atomic_load(&c->last_request_time) + (uint64_t)timeout)
+    if (last > 0 && timeout > 0 && os_tick_ms() > last + (uint64_t)timeout)
         return HANDLER_REMOVE;
-    if (!connection_is_upgraded(c) &&
-        socket_stream_can_read(connection_socket(c), 0))
+    if (socket_stream_can_read(connection_socket(c), 0)) {
         connection_handle_request(c);
+        if (c->is_upgraded || c->empty_detected ||
+            !connection_allow_new_request(c))
+            return HANDLER_REMOVE;
+    }
     return HANDLER_KEEP;
 }
 
-/* TFPPolledConnectionHandler.HandleConnection: listed; served at once only
- * if its request is already there. */
+/* TFPPolledConnectionHandler.CheckRequests: a snapshot of the list under the
+ * lock, then each connection checked (and served) outside it while the
+ * server is active.  Only this thread removes polled connections, so the
+ * snapshot stays valid. */
+static void handler_polled_check_requests(struct conn_handler *h)
+{
+    struct connection **snap;
+    size_t n, i;
+
+    os_mutex_lock(h->lock);
+    n = h->count;
+    snap = n ? malloc(n * sizeof *snap) : NULL;
+    if (snap)
+        memcpy(snap, h->items, n * sizeof *snap);
+    os_mutex_unlock(h->lock);
+    if (!snap)
+        return; /* empty, or out of memory: the next tick tries again */
+    for (i = 0; i < n; i++)
+        if (atomic_load(&h->server->active) &&
+            handler_polled_check_connection(h, snap[i]) == HANDLER_REMOVE)
+            handler_remove_connection(h, snap[i]);
+    free(snap);
+}
+
+/* TFPPolledConnectionHandler.HandleConnection: listed, then CheckConnection
+ * at once (served now if its request is already there). */
 static void handler_polled_handle_connection(struct conn_handler *h,
                                              struct connection *c)
 {
@@ -389,8 +420,8 @@ static void handler_polled_handle_connection(struct conn_handler *h,
         connection_free(c);
         return;
     }
-    if (socket_stream_can_read(connection_socket(c), 0))
-        connection_handle_request(c);
+    if (handler_polled_check_connection(h, c) == HANDLER_REMOVE)
+        handler_remove_connection(h, c);
 }
 
 /* ---- dispatch --------------------------------------------------------- */
@@ -442,7 +473,7 @@ void handler_check_requests(struct conn_handler *h)
 {
     switch (h->mode) {
     case TM_POLLED:
-        handler_foreach(h, handler_polled_check_connection);
+        handler_polled_check_requests(h);
         break;
     case TM_POOL:
         handler_pooled_check_requests(h);
@@ -465,20 +496,25 @@ int handler_get_active_connection_count(struct conn_handler *h)
     return n;
 }
 
-/* CloseSockets: wake every connection blocked on its socket and end its
- * keep-alive loop.  shutdown() rather than upstream's close(): the owning
- * thread closes the descriptor itself, so the number cannot be reused
- * under a select() still running on it. */
+/* CloseConnectionSocket, the CloseSockets iterator: end the keep-alive loop
+ * and wake a thread blocked on the socket.  shutdown() rather than
+ * upstream's close(): the owning thread closes the descriptor itself, so
+ * the number cannot be reused under a select() still running on it. */
+static enum handler_verdict handler_close_connection_socket(
+    struct conn_handler *h, struct connection *c)
+{
+    (void)h;
+    if (!connection_is_upgraded(c)) {
+        os_shutdown(connection_fd(c));
+        atomic_store(&c->keep_alive, 0);
+    }
+    return HANDLER_KEEP;
+}
+
+/* CloseSockets: Foreach(CloseConnectionSocket). */
 static void handler_close_sockets(struct conn_handler *h)
 {
-    size_t i;
-
-    os_mutex_lock(h->lock);
-    for (i = 0; i < h->count; i++) {
-        atomic_store(&h->items[i]->keep_alive, 0);
-        os_shutdown(connection_fd(h->items[i]));
-    }
-    os_mutex_unlock(h->lock);
+    handler_foreach(h, handler_close_connection_socket);
 }
 
 /* WaitForRequests: until the list is empty, or it stopped shrinking for

@@ -379,8 +379,8 @@ void connection_handle_request(struct connection *c)
         atomic_store(&c->keep_alive, 0); /* a failed connection is not kept */
         connection_handle_request_error(c, rc);
     }
-    atomic_store(&c->last_request_time, os_tick_ms());
     atomic_store(&c->busy, 0);
+    atomic_store(&c->last_request_time, os_tick_ms());
 }
 
 int connection_allow_new_request(struct connection *c)
