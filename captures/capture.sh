@@ -138,7 +138,7 @@ if [ -n "$VARIANT" ]; then
 else
     # a foreign server: wait until the port accepts a connection (bash /dev/tcp, no traffic before tcpdump matters)
     ok=0
-    for _ in $(seq 200); do
+    for _ in $(seq "${CAP_READY_TRIES:-200}"); do   # x 50 ms; Wine needs more
         if (exec 3<>"/dev/tcp/$SRV_ADDR/$PORT") 2>/dev/null; then ok=1; break; fi
         kill -0 "$SRV_PID" 2>/dev/null || break
         sleep 0.05

@@ -620,6 +620,8 @@ def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
     if veth:
         argv.insert(1, "--veth")
     env = dict(os.environ, **row.env) if row.env else None
+    if row.platform == "win64":
+        env["CAP_READY_TRIES"] = "1800"   # Wine's start-up: up to 90 s on a loaded machine
     if row.platform == "win64" and veth:
         # The Wine server makes the sockets: it must start inside the
         # namespace, so this run gets the private prefix, alone.
