@@ -148,7 +148,7 @@ PY
     return $rc
 }
 
-step_hostile() { tests/hostile/run.sh; }
+step_hostile() { tests/hostile/run.sh --both; }   # clone and real trunk side by side
 
 step_fuzz() {
     local v rc=0

@@ -452,7 +452,9 @@ begin
   Row('--max-live-connection-count N', 'MaxLiveConnectionCount (default 128; 3.2.2 takes only 0, its one behaviour)', True);
   Row('--queue-size N', 'QueueSize, the listen backlog (default 5; --horse: 15)', True);
   Row('--accept-idle-timeout MS', 'AcceptIdleTimeout (default 0)', True);
-  Row('--request-read-timeout MS', 'RequestReadTimeout', False);
+  Row('--request-read-timeout MS', 'RequestReadTimeout (trunk: default 30000)', Trunk);
+  Row('--max-body-size N', 'MaxBodySize (trunk)', Trunk);
+  Row('--no-strict-ascii-url', 'StrictASCIIURL:=False (trunk: default True)', Trunk);
   Row('--on-allow-connect nodelay', 'OnAllowConnect handler: TCP_NODELAY + log', True);
   Row('--socket-handler nodelay', 'OnGetSocketHandler: handler whose Accept sets TCP_NODELAY', True);
   Row('--request-nodelay', 'TCP_NODELAY on Connection.Socket.Handle in the request handler', True);
@@ -510,7 +512,9 @@ var
   I, N: Integer;
   A, ThreadModeName, AllowConnect, SocketHandler: string;
   Horse, KeepConnections, HaveKeepTimeout, HaveIdleTimeout, HaveMaxLive, RequestNoDelay: Boolean;
-  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize: Integer;
+  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize, ReadTimeout: Integer;
+  MaxBody: Int64;
+  NoStrictURL: Boolean;
   {$ifdef TRUNK_HTTP}
   TM: Integer;
   {$endif}
@@ -537,6 +541,9 @@ begin
   AcceptIdle := 0;
   MaxLive := 0;
   QueueSize := -1;
+  ReadTimeout := -1;
+  MaxBody := -1;
+  NoStrictURL := False;
 
   I := 1;
   while I <= ParamCount do
@@ -580,10 +587,11 @@ begin
     else if A = '--accept-idle-timeout' then
       AcceptIdle := ArgInt(I, A)
     else if A = '--request-read-timeout' then
-    begin
-      ArgInt(I, A);
-      Unsupported(A, 'this program does not wire RequestReadTimeout (absent from 3.2.2 and from older trunk snapshots)');
-    end
+      ReadTimeout := ArgInt(I, A)
+    else if A = '--max-body-size' then
+      MaxBody := ArgInt(I, A)
+    else if A = '--no-strict-ascii-url' then
+      NoStrictURL := True
     else if A = '--on-allow-connect' then
       AllowConnect := ArgValue(I, A)
     else if A = '--socket-handler' then
@@ -623,6 +631,12 @@ begin
   if HaveIdleTimeout then
     Unsupported('--keep-connection-idle-timeout', 'no KeepConnectionIdleTimeout before FPC 3.3.1');
   { No connection cap before 3.3.1: 0 (no cap) is what 3.2.2 always does. }
+  if ReadTimeout >= 0 then
+    Unsupported('--request-read-timeout', 'no RequestReadTimeout before FPC 3.3.1');
+  if MaxBody >= 0 then
+    Unsupported('--max-body-size', 'no MaxBodySize before FPC 3.3.1');
+  if NoStrictURL then
+    Unsupported('--no-strict-ascii-url', 'no StrictASCIIURL before FPC 3.3.1');
   if HaveMaxLive and (MaxLive <> 0) then
     Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount before FPC 3.3.1 (only 0, no cap)');
   if (ThreadModeName = 'pool') or (ThreadModeName = 'polled') then
@@ -659,6 +673,24 @@ begin
       Server.KeepConnectionIdleTimeout := IdleTimeout;
     if HaveMaxLive then
       Server.MaxLiveConnectionCount := MaxLive;
+    { Published on trunk 1dba64b, absent from older snapshots: through RTTI,
+      so this program still compiles there (and says "unsupported"). }
+    if ReadTimeout >= 0 then
+      if IsPublishedProp(Server, 'RequestReadTimeout') then
+        SetOrdProp(Server, 'RequestReadTimeout', ReadTimeout)
+      else
+        Unsupported('--request-read-timeout', 'no RequestReadTimeout in this fcl-web');
+    if NoStrictURL then
+      if IsPublishedProp(Server, 'StrictASCIIURL') then
+        SetOrdProp(Server, 'StrictASCIIURL', 0)
+      else
+        Unsupported('--no-strict-ascii-url', 'no StrictASCIIURL in this fcl-web');
+    if MaxBody >= 0 then
+      {$if declared(DefaultMaxBodySize)}
+      Server.MaxBodySize := MaxBody;
+      {$else}
+      Unsupported('--max-body-size', 'no MaxBodySize in this fcl-web');
+      {$endif}
     {$else}
     Server.Threaded := ThreadModeName = 'thread';
     {$endif}
