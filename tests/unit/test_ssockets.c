@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -412,6 +413,78 @@ static void test_accept_connection(void)
     }
 }
 
+static void *accept_main(void *arg)
+{
+    (void)arg;
+    socket_server_start_accepting(&lsrv);
+    return NULL;
+}
+
+/* Out of descriptors: accept() fails with EMFILE while a client waits.
+ * Upstream raises out of StartAccepting (the server is gone); the clone
+ * logs it once, keeps retrying (10 ms apart, not a spin), and accepts the
+ * client once a descriptor is free again. */
+static void test_accept_emfile_waited_out(void)
+{
+    struct rlimit saved, low;
+    pthread_t t;
+    int client, next, spins = 0;
+
+    CU_ASSERT_FATAL(listen_server(0) == 0);
+    client = unit_tcp_connect(lsrv.port);
+    CU_ASSERT_FATAL(client >= 0);
+    unit_log_clear();
+    CU_ASSERT_FATAL(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    next = dup(0); /* the lowest free descriptor number */
+    CU_ASSERT_FATAL(next >= 0);
+    close(next);
+    low = saved;
+    low.rlim_cur = (rlim_t)next; /* no new descriptor can be made */
+    CU_ASSERT_FATAL(setrlimit(RLIMIT_NOFILE, &low) == 0);
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, accept_main, NULL) == 0);
+    while (unit_log_count("accept: Too many open files") == 0 &&
+           ++spins < 100000000)
+        sched_yield();
+    setrlimit(RLIMIT_NOFILE, &saved);
+    pthread_join(t, NULL);
+    ASSERT_INT(unit_log_count("warning accept: Too many open files"), 1);
+    ASSERT_INT(unit_log_count("accept: recovered after"), 1);
+    ASSERT_INT(ev.connect, 1);
+    CU_ASSERT_PTR_NOT_NULL(ev.stream);
+    socket_stream_free(ev.stream);
+    close(client);
+    socket_server_close(&lsrv);
+}
+
+static int pair_stream_fd(int *peer)
+{
+    int sv[2];
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return -1;
+    *peer = sv[1];
+    return sv[0];
+}
+
+/* TSocketHandler.Select sets LastError from the select itself. */
+static void test_can_read_sets_last_error(void)
+{
+    int peer;
+    struct socket_stream *s = pair_stream(&peer);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    close(s->fd);
+    ASSERT_INT(socket_stream_can_read(s, 0), 0);
+    CU_ASSERT(socket_stream_last_error(s) != 0);
+    close(peer);
+    /* A good descriptor with nothing to read clears it again. */
+    s->fd = pair_stream_fd(&peer);
+    ASSERT_INT(socket_stream_can_read(s, 0), 0);
+    ASSERT_INT(socket_stream_last_error(s), 0);
+    socket_stream_free(s);
+    close(peer);
+}
+
 static void test_accept_idle_tick(void)
 {
     CU_ASSERT_FATAL(listen_server(1) == 0);
@@ -501,6 +574,8 @@ int unit_register_ssockets(void)
         !CU_add_test(s, "write_buffer_peer_closed", test_write_buffer_peer_closed) ||
         !CU_add_test(s, "set_io_timeout", test_set_io_timeout) ||
         !CU_add_test(s, "accept_connection", test_accept_connection) ||
+        !CU_add_test(s, "accept_emfile_waited_out", test_accept_emfile_waited_out) ||
+        !CU_add_test(s, "can_read_sets_last_error", test_can_read_sets_last_error) ||
         !CU_add_test(s, "accept_idle_tick", test_accept_idle_tick) ||
         !CU_add_test(s, "accept_refused_by_query", test_accept_refused_by_query) ||
         !CU_add_test(s, "accept_refused_by_handler", test_accept_refused_by_handler) ||
