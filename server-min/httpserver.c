@@ -48,14 +48,15 @@ int httpserver_get_connection_count(struct httpserver *s)
                : 0;
 }
 
-/* The fixed answer at the connection cap; it does say it closes. */
+/* The fixed answer at the connection cap, byte for byte what the real
+ * server puts on the wire; it does say it closes. */
 static const char httpserver_error_503[] =
     "HTTP/1.1 503 Service Unavailable\r\n"
     "Content-Type: text/plain\r\n"
     "Retry-After: 30\r\n"
     "Connection: close\r\n"
     "\r\n"
-    "Too many live connections; retry later.";
+    "Server is temporarily overloaded. Please try again shortly.";
 
 /* DoOnAllowConnect: applies MaxLiveConnectionCount only.  At the cap it
  * writes the 503 straight to the fd (when Send503OnMaxConnections) and
@@ -68,8 +69,9 @@ int httpserver_do_on_allow_connect(void *server, int fd)
         httpserver_get_connection_count(s) >=
             s->props.max_live_connection_count) {
         if (s->props.send_503_on_max_connections)
+            /* One send, flags 0, result ignored: as upstream's fpSend. */
             os_send(fd, httpserver_error_503, sizeof httpserver_error_503 - 1,
-                    os_msg_nosignal());
+                    0);
         return 0;
     }
     return 1;

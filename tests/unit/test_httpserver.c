@@ -22,7 +22,7 @@ static const char expected_503[] =
     "Retry-After: 30\r\n"
     "Connection: close\r\n"
     "\r\n"
-    "Too many live connections; retry later.";
+    "Server is temporarily overloaded. Please try again shortly.";
 
 static struct httpserver srv;
 static struct unit_response resp;
