@@ -158,7 +158,7 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
                    env=env, platform="win64", note=note)
 
     out = [row("real trunk (win64)", "stock", [], "stock", "the trunk's own defects on Windows"),
-           row("real trunk (win64) --socket-handler nodelay, Unix-only guard", "stock",
+           row("real trunk (win64) --socket-handler nodelay (Unix-only guard)", "stock",
                ["--socket-handler", "nodelay"], "stock",
                "Horse 3.3.4: the mitigation compiled under {$IFDEF UNIX}: keep-alive on, "
                "no TCP_NODELAY, the stall is back", exe_set="unix-guard"),
