@@ -61,6 +61,9 @@ void options_usage(void *out)
 "                                    (later flags override)\n"
 "  -h, --help                        this text\n"
 "\n"
+"SIGTERM/SIGINT stop it: the accept loop ends at its next wake-up, running\n"
+"requests get up to 2 s; a second signal exits at once with status 3 (for a\n"
+"server whose accept thread is stuck, as in B7).\n"
 "Prints 'listening <address>:<port>' once it accepts connections; logs one\n"
 "stderr line per served request with conn=<id> req=<n>.\n"
 "Routes: GET /ping -> pong; POST /echo -> body; GET /slow?ms=N -> done; else 404.\n",
