@@ -536,7 +536,7 @@ B6_TICK_BOUND, B6_TICK_FREE = 0.2, 0.05
 # each followed by a liveness check; the first check that gets no answer
 # ends it.
 B7_FLAGS = POOL + ["--accept-idle-timeout", "100"] + NODELAY
-B7_CONNECTIONS, B7_LOAD_MS, B7_BURSTS = 16, 4000, 3
+B7_CONNECTIONS, B7_LOAD_MS, B7_BURSTS = 16, 1500, 3
 
 
 def answered_or_refused(srv: Server, outdir: Path, i: int) -> int:
@@ -575,8 +575,9 @@ def measure_b7(row: Row, outdir: Path) -> Verdict:
     fig = (f"{data['load_answered']} answered under load ({B7_CONNECTIONS} connections); "
            f"after each burst of {B7_CONNECTIONS} closing connections, answered of 3: "
            f"{checks}; SIGTERM " + ("honoured" if srv.stopped_by_term else "IGNORED (a second signal or KILL ended it)"))
-    if not data["load_answered"]:
-        return Verdict("inconclusive", fig, data)
+    # The load's count is a figure (in pool mode the accepting thread
+    # spins while workers are busy, so even connecting is slow); the
+    # verdict is the liveness checks and the stop.
     if min(checks) == 0 or srv.stopped_by_term is False:
         return Verdict("reproduced", fig, data)
     if checks == [3] * B7_BURSTS and srv.stopped_by_term:
