@@ -11,9 +11,10 @@ read from the patches (patchset.py).  A row meets the criteria when it fixes
 its targets and leaves every other verdict as its stock row has it; a real
 row must also equal its clone counterpart, verdict for verdict.
 
-Every measure waits rather than computes, so all of them run concurrently
-(KIT_JOBS at once, default 10; the two heavy ones, B7's load and B8's 1,100
-connections, KIT_HEAVY at once, default 2).  Progress goes to stdout while they run.
+Every measure waits rather than computes, so all of them run concurrently,
+in pools by kind (KIT_JOBS light ones at once, default 10; 4 captures; the
+two heavy ones, B7's load and B8's 1,100 connections, KIT_HEAVY of each at
+once, default 2).  Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
 Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
@@ -245,27 +246,29 @@ def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
 # ---- running every measure concurrently ---------------------------------
 
 class Runner:
-    """All (row, column) measures in one pool; heavy ones serialised,
-    captures bounded; a progress line every few seconds."""
+    """All (row, column) measures at once, in pools by kind so that no kind
+    waits behind another: light measures (KIT_JOBS at once), captures (4),
+    and each heavy column (KIT_HEAVY at once: B7 loads the CPU, B8 holds
+    1,100 threads).  A progress line every 5 s."""
 
     def __init__(self, rows: list[Row], out: Path, use_strace: bool, wire: list[str]):
         self.rows, self.out, self.use_strace, self.wire = rows, out, use_strace, wire
-        self.jobs = int(os.environ.get("KIT_JOBS", "10"))
-        self.heavy = threading.Semaphore(int(os.environ.get("KIT_HEAVY", "2")))
-        self.captures = threading.Semaphore(4)
+        heavy = int(os.environ.get("KIT_HEAVY", "2"))
+        self.pools = {"light": int(os.environ.get("KIT_JOBS", "10")), "wire": 4,
+                      **{c: heavy for c in kit.HEAVY}}
         self.lock = threading.Lock()
         self.got: dict[str, dict[str, kit.Verdict]] = {r.name: {} for r in rows}
         self.busy: dict[str, float] = {}
         self.t0 = time.monotonic()
+
+    def pool_of(self, col: str) -> str:
+        return col if col in kit.HEAVY else "wire" if col in self.wire else "light"
 
     def rowdir(self, row: Row) -> Path:
         return self.out / row.name.replace(" ", "_").replace("+", "_")
 
     def one(self, row: Row, col: str) -> None:
         key = f"{row.name}:{col}"
-        gate = self.heavy if col in kit.HEAVY else self.captures if col in self.wire else None
-        if gate:
-            gate.acquire()
         with self.lock:
             self.busy[key] = time.monotonic()
         try:
@@ -278,9 +281,6 @@ class Runner:
                 v = kit.measure(col, row, self.rowdir(row), self.use_strace)
         except Exception as e:  # a harness bug must show, not kill the run
             v = kit.Verdict("inconclusive", f"harness error: {type(e).__name__}: {e}")
-        finally:
-            if gate:
-                gate.release()
         with self.lock:
             del self.busy[key]
             self.got[row.name][col] = v
@@ -295,21 +295,24 @@ class Runner:
                 now = time.monotonic()
                 slow = sorted(self.busy.items(), key=lambda kv: kv[1])[:3]
             waits = ", ".join(f"{k} ({now - t:.0f} s)" for k, t in slow)
-            print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; running: {waits}",
+            print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; longest running: {waits}",
                   flush=True)
 
     def run(self) -> dict[str, dict[str, kit.Verdict]]:
-        cols = list(DEFECTS) + [w for w in self.wire]
-        # Heavy and long measures first, so they overlap the short ones.
-        order = sorted(((r, c) for r in self.rows for c in cols),
-                       key=lambda rc: (rc[1] not in kit.HEAVY, rc[1] not in self.wire))
+        cols = list(DEFECTS) + list(self.wire)
         stop = threading.Event()
         t = threading.Thread(target=self.progress, args=(stop,), daemon=True)
         t.start()
-        with ThreadPoolExecutor(self.jobs) as ex:
-            for f in [ex.submit(self.one, r, c) for r, c in order]:
+        execs = {name: ThreadPoolExecutor(n) for name, n in self.pools.items()}
+        try:
+            futures = [execs[self.pool_of(c)].submit(self.one, r, c)
+                       for r in self.rows for c in cols]
+            for f in futures:
                 f.result()
-        stop.set()
+        finally:
+            for ex in execs.values():
+                ex.shutdown()
+            stop.set()
         return self.got
 
 
