@@ -82,8 +82,13 @@ repro: deps
 	@$(MAKE) --no-print-directory real-servers
 	@scripts/repro.sh
 
+# What `make test` runs: every variant's unit tests, and the sanitizer
+# flavours of the variants the sanitizer passes use.
+TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
+             $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
+
 test: test-deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers unit-tests
+	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers $(TEST_UNITS)
 	@$(MAKE) --no-print-directory real-servers
 	tests/run.sh
 
