@@ -169,10 +169,13 @@ int scn_load(const struct opts *o, char *msg, size_t msglen)
         L.ports[i] = -1;
     int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)o->deadline_ms * 1000;
     int rc = load_open(&L, o, req, rlen, msg, msglen);
-    while (!rc && poll_step(L.ptr, L.C, pfd, deadline, o))
+    /* Finished exchanges are counted before each wait: the first ones may
+     * already be done by the end of load_open. */
+    do {
         for (int i = 0; i < L.C; i++)
             if (L.ax[i].state == AX_DONE)
                 load_after(&L, i, o);
+    } while (!rc && poll_step(L.ptr, L.C, pfd, deadline, o));
     L.elapsed_ms = (double)(tc_now_us() - t0) / 1000.0;
     L.stalled = count_active(L.ptr, L.C);
     for (int i = 0; i < L.C; i++)
