@@ -20,7 +20,9 @@
  * accept).  Counts are the same kind whatever the syscalls: sends per
  * response (any write-like call; a response starts with "HTTP/1."),
  * setsockopt(TCP_NODELAY) per connection, accepts, waits and their
- * timeouts per connection.
+ * timeouts per connection.  A TCP_NODELAY set on an fd that never becomes
+ * a connection (Wine sets it on a transient dup in the accepting thread)
+ * still counts in "tcp_nodelay_total", and in "tcp_nodelay_unattached".
  */
 #include "strace_analyse.h"
 
@@ -72,6 +74,7 @@ static const char *in_file = "";
 static char listener_opts[512];
 static int listener_setsockopt_n, accepts, calls_parsed, handed_over;
 static struct selects listener_sel;
+static int nodelay_unattached; /* TCP_NODELAY on an fd never tied to a connection */
 static long disc_groups[16]; /* processes where connections were discovered */
 static int ndisc_groups;
 static int64_t t_first = -1;
@@ -203,6 +206,7 @@ static void pending_to_listener(struct sf_ent *e)
 {
     char tmp[sizeof e->pend_names], *tok, *sv = NULL;
     listener_setsockopt_n += e->pend_nodelay + e->pend_rcvtimeo + e->pend_sndtimeo + e->pend_other;
+    nodelay_unattached -= e->pend_nodelay;
     memcpy(tmp, e->pend_names, sizeof tmp);
     for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv))
         add_opt_name(listener_opts, sizeof listener_opts, tok);
@@ -245,6 +249,7 @@ static void on_setsockopt(long pid, const char *args, size_t n)
          * another process (Wine) that shows itself by its traffic later */
         count_opt(opt, &e->pend_nodelay, &e->pend_rcvtimeo, &e->pend_sndtimeo, &e->pend_other);
         add_opt_name(e->pend_names, sizeof e->pend_names, opt);
+        nodelay_unattached += strcmp(opt, "TCP_NODELAY") == 0;
     }
 }
 
@@ -317,6 +322,7 @@ static struct sconn *discover(long pid, long fd, int64_t t)
     if (k == ndisc_groups && k < 16)
         disc_groups[ndisc_groups++] = c->group;
     c->tcp_nodelay = saved.pend_nodelay;
+    nodelay_unattached -= saved.pend_nodelay;
     c->so_rcvtimeo = saved.pend_rcvtimeo;
     c->so_sndtimeo = saved.pend_sndtimeo;
     c->setsockopt_other = saved.pend_other;
@@ -527,7 +533,9 @@ static void process_line(const char *line, size_t len)
 
 /* An accepted connection its process never touched, while connections
  * found by their traffic exist: the fd was handed to another process
- * (Wine's wineserver accepts; the program's threads do the I/O).  Such a
+ * (Wine's wineserver accepts; the program's threads do the I/O).  A native
+ * server has no discovered connections, so its never-read connections (B8)
+ * stay listed.  Such a
  * connection appears once, as the discovered one; `accepts` still counts
  * the accept. */
 static int handed_over_conn(const struct sconn *c)
@@ -535,10 +543,9 @@ static int handed_over_conn(const struct sconn *c)
     if (c->discovered || c->reads || c->bytes_written || c->responses || c->sends_before_first || c->sel.count ||
         c->tcp_nodelay || c->so_rcvtimeo || c->so_sndtimeo || c->setsockopt_other || c->shutdowns)
         return 0;
-    for (int i = 0; i < ndisc_groups; i++)
-        if (disc_groups[i] != c->group)
-            return 1;
-    return 0;
+    /* Any process: without clone/fork in the trace every tid shares one
+     * fd table, so the wineserver and the program cannot be told apart. */
+    return ndisc_groups > 0;
 }
 
 static void print_timeouts(const struct selects *s)
@@ -608,9 +615,10 @@ static void print_json(void)
     for (size_t i = 0; i < nconns; i++)
         if (!handed_over_conn(&conns[i]))
             json_conn(&conns[i], ++num, &T);
-    printf("\n  ],\n  \"accepts\": %d,\n  \"handed_over\": %d,\n  \"tcp_nodelay_total\": %d,\n  \"responses_total\": %d,\n"
+    printf("\n  ],\n  \"accepts\": %d,\n  \"handed_over\": %d,\n  \"tcp_nodelay_total\": %d,\n"
+           "  \"tcp_nodelay_unattached\": %d,\n  \"responses_total\": %d,\n"
            "  \"requests_read_total\": %d,\n  \"timed_out_with_buffered_request_total\": %d,\n",
-           accepts, handed_over, T.nodelay, T.resp, T.req, T.tob);
+           accepts, handed_over, T.nodelay + nodelay_unattached, nodelay_unattached, T.resp, T.req, T.tob);
     json_listener();
     if (T.have)
         printf("  \"sends_per_response_max\": %d,\n  \"sends_per_response_min\": %d\n}\n", T.smax, T.smin);
@@ -647,7 +655,10 @@ static void print_table(void)
         nodelay += c->tcp_nodelay;
         trunc += c->truncated;
     }
-    printf("\nTCP_NODELAY setsockopt total: %d\n", nodelay);
+    printf("\nTCP_NODELAY setsockopt total: %d", nodelay + nodelay_unattached);
+    if (nodelay_unattached)
+        printf(" (%d on fds never tied to a connection, e.g. Wine's transient dups)", nodelay_unattached);
+    printf("\n");
     if (handed_over)
         printf("%d accepted connections were handed to another process (shown where their traffic is)\n",
                handed_over);
@@ -672,7 +683,7 @@ static void free_all(void)
     pend = NULL;
     nconns = capconns = npend = cappend = 0;
     listener_opts[0] = 0;
-    listener_setsockopt_n = accepts = calls_parsed = handed_over = ndisc_groups = 0;
+    listener_setsockopt_n = accepts = calls_parsed = handed_over = ndisc_groups = nodelay_unattached = 0;
     memset(&listener_sel, 0, sizeof listener_sel);
     t_first = -1;
 }

@@ -91,6 +91,17 @@ check "wine: poll/ppoll/epoll waits and timeouts" \
     "$(sed -n 's/.*"selects": {"count": \([0-9]*\), "timeouts": \[\([0-9, ]*\)\], "timed_out": \([0-9]*\).*/\1 [\2] \3/p' "$TMP/w.json")" \
     "4 [30000, 50, 100] 2"
 
+# The shape of repro/fpc/win64-strace.md (a real Wine run, expanded to
+# strace's full msghdr format; no clone lines): TCP_NODELAY on a transient
+# dup in the accepting thread, data on another fd in the connection thread.
+w=$ROOT/captures/tests/fixtures/wine-transient-fds.strace
+"$SA" --json "$w" >"$TMP/w2.json"
+check "wine transient fds: TCP_NODELAY counted" "$(jnum "$TMP/w2.json" tcp_nodelay_total)" 1
+check "wine transient fds: one connection, accept handed over" \
+    "$(grep -c '"conn":' "$TMP/w2.json")/$(jnum "$TMP/w2.json" handed_over)" 1/1
+check "wine transient fds: 2 sendmsg per response" \
+    "$(sed -n 's/.*"sends_per_response": \[\([0-9, ]*\)\].*/\1/p' "$TMP/w2.json")" 2
+
 # --- any fd, any number: 70,000 accepts (fds up to 70,003) and 20-digit
 # values must count exactly, without undefined behaviour.
 awk 'BEGIN {
