@@ -88,7 +88,7 @@ TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
              $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
 
 test: test-deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers $(TEST_UNITS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers build/test-common $(TEST_UNITS)
 	@$(MAKE) --no-print-directory real-servers
 	tests/run.sh
 

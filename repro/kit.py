@@ -374,6 +374,21 @@ def measure_b2(row: Row, outdir: Path) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
+def nodelay_per_connection(st: dict, row: Row) -> list[int]:
+    """setsockopt(TCP_NODELAY) per connection, from strace-analyse.  Under
+    Wine the option is set on a short-lived duplicate of the socket in
+    another thread than the one carrying the data, so it cannot be tied to
+    its connection: there the figure is the total over the connections
+    that served requests (repro/fpc/win64-strace.md)."""
+    if row.platform != "win64":
+        return sorted({c["tcp_nodelay"] for c in st["connections"]})
+    served = [c for c in st["connections"] if c.get("responses")]
+    if not served:
+        return []
+    total = st["tcp_nodelay_total"]
+    return [total // len(served)] if total % len(served) == 0 else [total, len(served)]
+
+
 def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
     """n sequential requests on one socket vs a fresh socket per request."""
     srv = _server(row, outdir, "b3", HORSE + row.flags)
@@ -410,8 +425,7 @@ def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
         st = strace_analysis(st_srv.strace_path)
         sends = [s for c in st["connections"] for s in c["sends_per_response"]]
         data["sends_per_response"] = sorted(set(sends))
-        data["tcp_nodelay_per_connection"] = sorted(
-            {c["tcp_nodelay"] for c in st["connections"]})
+        data["tcp_nodelay_per_connection"] = nodelay_per_connection(st, row)
         data["select_timeouts_ms"] = sorted(
             {t for c in st["connections"] for t in c["selects"]["timeouts"]})
     if ka["responses"] == 1 and ka["outcome"][1] in ("eof", "econnreset", "epipe"):
