@@ -3,7 +3,9 @@
 # N (default 10) URLs http://HOST:PORT/ping on ONE curl command line, so curl
 # reuses its connection when the server lets it. Per URL curl reports
 # time_total, num_connects (1 = opened a new connection, 0 = reused) and the
-# local port. Prints one JSON object on stdout, a summary line on stderr.
+# local port. The same N URLs again with "Connection: close" (a fresh
+# connection per URL) give the same-run baseline, p50_fresh_us.
+# Prints one JSON object on stdout, a summary line on stderr.
 # Exit: 0 scenario ran (misbehaviour is data), 1 could not run, 4 tool missing.
 set -u
 require_command() {
@@ -17,6 +19,7 @@ URLS=()
 for _ in $(seq 1 "$N"); do URLS+=(-o /dev/null "http://$HOST:$PORT/ping"); done
 RAW=$(curl -s --max-time $((5 + N)) -w '%{time_total} %{num_connects} %{local_port} %{http_code}\n' "${URLS[@]}")
 RC=$?
+FRESH=$(curl -s --max-time $((5 + N)) -H 'Connection: close' -w '%{time_total}\n' "${URLS[@]}" | tr '\n' ' ')
 if [ -z "$RAW" ]; then
     echo "curl-reuse.sh: curl produced no result (rc $RC) against $HOST:$PORT" >&2
     exit 1
@@ -38,9 +41,10 @@ res = {
     "connections_opened": sum(nc),
     "reused": sum(1 for x, c in zip(nc[1:], codes[1:]) if x == 0 and c),
     "p50_first_us": t[0] if t else None, "p50_rest_us": p50(t[1:]),
+    "p50_fresh_us": p50([round(float(x) * 1e6) for x in sys.argv[3].split()]),
 }
 print(json.dumps(res))
 print("curl-reuse: %d/%d URLs, %d connection(s) opened, %d reused; first %s us, p50(2..N) %s us"
       % (res["answered"], n, res["connections_opened"], res["reused"], res["p50_first_us"], res["p50_rest_us"]), file=sys.stderr)
 sys.exit(0 if res["answered"] else 1)
-' "$RC" "$N"
+' "$RC" "$N" "$FRESH"
