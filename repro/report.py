@@ -162,7 +162,7 @@ def block_mitigations(doc: dict) -> str:
     rows = [("stock", "none (baseline)", "-"),
             ("stock --on-allow-connect nodelay", "assign `OnAllowConnect` with a TCP_NODELAY hook", "no: the hook never runs (B1)"),
             ("stock --socket-handler nodelay", "`OnGetSocketHandler` returns a handler whose `Accept` sets TCP_NODELAY", "yes, every FPC version that has `OnGetSocketHandler`"),
-            ("stock --request-nodelay", "set TCP_NODELAY from the request handler (Horse `DoGetModule`)", "yes; one setsockopt per request"),
+            ("stock --request-nodelay", "set TCP_NODELAY from the request handler (the `DoGetModule` route proposed in Horse issue #562)", "yes; one setsockopt per request"),
             ("forward-allow-connect --on-allow-connect nodelay", "the `OnAllowConnect` hook on a server with the B1 fix", "only once B1 is fixed upstream"),
             ("coalesce-writes", "upstream fix: header and body in one write", "no application change; no socket option")]
     lines = ["| mitigation | what it does | works on stock? | B3 | reuse/off | sendto/resp | TCP_NODELAY/conn | keep-alive kept (1 connection) |",

@@ -2,12 +2,12 @@
  *
  * The three mitigations are what an application like Horse can do without
  * touching fcl-web:
- *  --on-allow-connect nodelay  assign OnAllowConnect (the seed's first try;
+ *  --on-allow-connect nodelay  assign OnAllowConnect (Horse PR #554's attempt;
  *                              dead on stock, defect B1);
  *  --socket-handler nodelay    OnGetSocketHandler returns a handler whose
  *                              Accept sets TCP_NODELAY (works on stock);
  *  --request-nodelay           set TCP_NODELAY from the request handler, as
- *                              Horse's DoGetModule does (works on stock).
+ *                              the DoGetModule route proposed in Horse issue #562 (works on stock).
  */
 #include "app.h"
 
