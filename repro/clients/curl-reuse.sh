@@ -8,9 +8,9 @@
 # Prints one JSON object on stdout, a summary line on stderr.
 # Exit: 0 scenario ran (misbehaviour is data), 1 could not run, 4 tool missing.
 set -u
-require_command() {
-    command -v "$1" >/dev/null 2>&1 || { echo "curl-reuse.sh: required command '$1' not found (Debian: apt-get install $2)" >&2; exit 4; }
-}
+kit_name=${0##*/} kit_name=${kit_name%.sh}
+# shellcheck source=scripts/lib.sh
+source "${0%/*}/../../scripts/lib.sh"
 require_command curl curl
 require_command /usr/bin/python3 python3
 [ $# -ge 2 ] || { echo "usage: curl-reuse.sh HOST PORT [N]" >&2; exit 1; }

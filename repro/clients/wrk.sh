@@ -6,9 +6,9 @@
 # (connect/read/write/timeout) and non-2xx responses; a summary on stderr.
 # Exit: 0 scenario ran, 1 could not run, 4 tool missing.
 set -u
-require_command() {
-    command -v "$1" >/dev/null 2>&1 || { echo "wrk.sh: required command '$1' not found (Debian: apt-get install $2)" >&2; exit 4; }
-}
+kit_name=${0##*/} kit_name=${kit_name%.sh}
+# shellcheck source=scripts/lib.sh
+source "${0%/*}/../../scripts/lib.sh"
 require_command wrk wrk
 require_command /usr/bin/python3 python3
 [ $# -ge 4 ] || { echo "usage: wrk.sh HOST PORT CONNS DURATION_S" >&2; exit 1; }
