@@ -42,6 +42,7 @@ res = {
     "reused": sum(1 for x, c in zip(nc[1:], codes[1:]) if x == 0 and c),
     "p50_first_us": t[0] if t else None, "p50_rest_us": p50(t[1:]),
     "p50_fresh_us": p50([round(float(x) * 1e6) for x in sys.argv[3].split()]),
+    "min_fresh_us": min([round(float(x) * 1e6) for x in sys.argv[3].split()], default=None),
 }
 print(json.dumps(res))
 print("curl-reuse: %d/%d URLs, %d connection(s) opened, %d reused; first %s us, p50(2..N) %s us"

@@ -74,7 +74,9 @@ def test_controls_same_run():
     v = kit.measure_b3(row("stock"), TMP / "controls", use_strace=False)
     d = v.data
     check(v.state == "reproduced", v.figure)
-    check(d["first_us"] * kit.B3_STALL_RATIO < d["reused_p50_us"],
+    # Request 1 pays for the connection (and a thread): it is only asked to
+    # stay clear of the stall's bound, not of the 10x a stall shows.
+    check(d["first_us"] * kit.B3_CLEAN_RATIO < d["reused_p50_us"],
           f"request 1 {d['first_us']} us vs reused p50 {d['reused_p50_us']} us")
     check(d["idle_gap_rest_p50_us"] * kit.B3_STALL_RATIO < d["reused_p50_us"],
           f"idle-gap p50 {d['idle_gap_rest_p50_us']} vs reused p50 {d['reused_p50_us']}")
