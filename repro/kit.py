@@ -680,7 +680,7 @@ def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
             argv += ["--server-args", " ".join(row.flags)]
     if veth:
         argv.insert(1, "--veth")
-    env = dict(os.environ, **row.env) if row.env else None
+    env = dict(os.environ, **(row.env or {}))
     if row.platform == "win64":
         env["CAP_READY_TRIES"] = "1800"   # Wine's start-up: up to 90 s on a loaded machine
     if row.platform == "win64" and veth:
