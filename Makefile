@@ -56,7 +56,7 @@ build-tsan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build-tsan/$*
 	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
 # The sanitizer passes of `make test` run stock and all.
-SAN_VARIANTS = stock all
+SAN_VARIANTS = stock forward-allow-connect all
 sanitizers: $(foreach v,$(SAN_VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe
 
 # Debian packages the kit needs; installed when root, named otherwise

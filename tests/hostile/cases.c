@@ -902,7 +902,7 @@ const struct hcase hs_cases[] = {
     {"body-short-stall", run_one, {HORSE, "--request-read-timeout", "300"},
      SHORT_BODY, 0, NULL, 1500, 0,
      E({0, "-;closed"})},
-    {"slowloris", run_slowloris, {HORSE, "--request-read-timeout", "300"},
+    {"slowloris", run_slowloris, {HORSE, "--request-read-timeout", "1000"},
      NULL, 0, NULL, 0, 0,
      E({0, "held-through-drip,silent;closed"})},
     {"overrun-then-serve", run_overrun_then_serve, {HORSE},

@@ -82,6 +82,21 @@ static void report(const struct hcase *t, const char *verdict, const char *why)
            why && why[0] ? " " : "", why ? why : "");
 }
 
+/* Pool mode without the B7 fix may hang at shutdown: connections that
+ * closed together leave the accepting thread spinning in DoAddTask with the
+ * list lock held (REPORT.md, B7).  Not every run hits it, so for such a
+ * server a SIGKILL after SIGTERM is the known upstream outcome, reported in
+ * the OUTCOME line, not a failure; with the fix it fails as anywhere. */
+static int b7_may_hang(const struct hcase *t)
+{
+    int pool = 0;
+
+    for (size_t i = 0; i + 1 < sizeof t->flags / sizeof t->flags[0] && t->flags[i]; i++)
+        pool |= strcmp(t->flags[i], "--thread-mode") == 0 && t->flags[i + 1] &&
+                strcmp(t->flags[i + 1], "pool") == 0;
+    return pool && !(opt.state & FX(7));
+}
+
 /* After the case: still running, still serving, stops in time. */
 static int after_case(struct ctx *c, int rc)
 {
@@ -97,6 +112,11 @@ static int after_case(struct ctx *c, int rc)
         rc = hs_fail(c, "server no longer serves GET /ping on a new connection");
     }
     srv_stop(c->s, why, sizeof why, NULL);
+    if (why[0] && strncmp(why, "server needed SIGKILL", 21) == 0 && b7_may_hang(c->t)) {
+        snprintf(c->detail + strlen(c->detail), sizeof c->detail - strlen(c->detail),
+                 "; B7 at shutdown (upstream): %.200s", why);
+        return rc;
+    }
     if (rc == 0 && why[0])
         rc = hs_fail(c, "%s", why);
     return rc;
