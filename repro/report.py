@@ -212,7 +212,8 @@ def block_versions(doc: dict) -> str:
     for r in real:
         cells = [SHORT.get(r["verdicts"][d]["state"], r["verdicts"][d]["state"]) for d in DEFECTS]
         notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6", "B8"))
-        lines.append(f"| {r['row']} ({r['platform']}) | " + " | ".join(cells) + f" | {notes} |")
+        label = r['row'] if r['platform'] in r['row'] else f"{r['row']} ({r['platform']})"
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {notes} |")
     if "stock" in rm:
         cells = [SHORT.get(rm["stock"]["verdicts"][d]["state"], "?") for d in DEFECTS]
         lines.append("| trunk clone (server-min stock) | " + " | ".join(cells)
