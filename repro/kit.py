@@ -734,9 +734,6 @@ CAPTURES = {"wire-lo": False, "wire-veth": True}   # column -> over veth
 
 # What a run under Wine cannot show (a figure would be Wine's, not Windows').
 WINE_NA = {
-    "B7": "not measured under Wine: the hang is in platform-independent Pascal "
-          "(fphttpserver's pooled handler and fpthreadpool, no OS call); under Wine the "
-          "load reaches too few requests in its time to trigger it reliably",
     "B8": "not measured under Wine: Winsock's select() takes a list of sockets, not a "
           "descriptor bitmap, and under Wine each of 1,100 connections costs a thread "
           "start in the Wine server, so the count would be Wine's, not Windows'",

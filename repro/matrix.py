@@ -152,8 +152,8 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
 
     def row(name: str, s: str, flags: list[str], clone: str, note: str,
             exe_set: str | None = None) -> Row:
-        exp = dict(by[clone].expect, B7=NA, B8=NA)      # kit.WINE_NA says why
-        target = [d for d in by[clone].target if d not in ("B7", "B8")]
+        exp = dict(by[clone].expect, B8=NA)      # kit.WINE_NA says why
+        target = [d for d in by[clone].target if d != "B8"]
         return Row(name, s, list(flags), expect=exp, target=target,
                    path=REAL_WIN64 / (exe_set or s) / "fpserver.exe", wrap=[str(WINE)],
                    env=env, platform="win64", note=note)
