@@ -71,10 +71,11 @@ def curl_figure(c: dict) -> tuple[str, float | None]:
     if "num_connects" not in c:
         return f"curl did not run: {c}", None
     conns = sum(c["num_connects"])
-    # Against the same URLs on a fresh connection each, same run (URL 1
-    # alone is one sample): the fastest of them, since on a loaded machine
-    # a fresh connection's thread start inflates its median, never its best.
-    base = c.get("min_fresh_us")
+    # Against the same URLs on a fresh connection each, same run, and URL 1
+    # (also a fresh connection): the fastest of them, since on a loaded
+    # machine a fresh connection's thread start inflates its median, never
+    # its best.
+    base = min((x for x in (c.get("min_fresh_us"), c.get("p50_first_us")) if x), default=None)
     ratio = (c["p50_rest_us"] / base) if base else None
     return (f"curl, 10 URLs: {conns} connection(s); URL 1 {c['p50_first_us']} us, "
             f"URLs 2..10 p50 {c['p50_rest_us']} us; a fresh connection per URL: fastest {base} us"
