@@ -61,7 +61,7 @@ int hs_ping_ok(const struct srv *s)
 
 /* GET /ping until one is answered, up to ms: the server frees slots (max
  * live connections, a blocked handler) only once it notices our closes. */
-static int ping_within(const struct srv *s, int ms)
+int hs_ping_within(const struct srv *s, int ms)
 {
     int64_t end = tc_now_us() + hs_us(ms);
 
@@ -368,7 +368,7 @@ static int run_rst_mid_response(struct ctx *c)
     rx_free(&x);
     /* The slow request now writes into a reset socket; the after-case ping
      * (bounded) proves the server survived it. */
-    if (!ping_within(c->s, 3000))
+    if (!hs_ping_within(c->s, 3000))
         return hs_fail(c, "not serving after a client reset mid-request");
     snprintf(c->outcome, sizeof c->outcome, "survived");
     snprintf(c->detail, sizeof c->detail, "RST sent while /slow?ms=50 ran");
@@ -420,7 +420,7 @@ static int run_max_live(struct ctx *c)
     rx_outcome(&x, o, sizeof o);
     for (i = 0; i < 4; i++)
         rx_free(&k[i]);
-    after = ping_within(c->s, 3000);
+    after = hs_ping_within(c->s, 3000);
     snprintf(c->outcome, sizeof c->outcome, "kept=%d,fifth=%s,after-close=%s", kept, o,
              after ? "served" : "refused");
     rx_detail(&x, c->detail, sizeof c->detail);
@@ -671,7 +671,7 @@ static int run_drip_130(struct ctx *c)
     rx_free(&x);
     for (i = 0; i < DRIP; i++)
         tc_close(fds[i]);
-    after = ping_within(c->s, 5000);
+    after = hs_ping_within(c->s, 5000);
     snprintf(c->outcome, sizeof c->outcome, "held=%d,refused-503=%d,control=%s,after-close=%s",
              held, refused, o, after ? "served" : "refused");
     snprintf(c->detail, sizeof c->detail, "%d connections, 6 drips 100 ms apart", DRIP);

@@ -154,5 +154,6 @@ extern const size_t hs_ncases;
 const char *hs_expected(const struct hcase *t, unsigned state);
 int hs_fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int hs_ping_ok(const struct srv *s);
+int hs_ping_within(const struct srv *s, int ms); /* retried until answered or ms */
 
 #endif
