@@ -80,6 +80,11 @@ class Unsupported(KitError):
 SERVER_BUILD = TOP / os.environ.get("KIT_SERVER_BUILD", "build")
 
 
+# Sanitizer builds run several times slower (TSan most): deadlines, never
+# verdicts, stretch by this factor.
+SLOW = 1 if SERVER_BUILD.name == "build" else 5
+
+
 def binary(variant: str) -> Path:
     return SERVER_BUILD / variant / "server-min"
 
@@ -586,9 +591,9 @@ def answered_or_refused(srv: Server, outdir: Path, i: int) -> int:
     accepting once its listen queue is full: a connect that times out is
     0 answered, not an error of the kit."""
     try:
-        probe(srv, "load", "-c", str(B7_CONNECTIONS), "-n", "1", "--deadline-ms", "2000",
+        probe(srv, "load", "-c", str(B7_CONNECTIONS), "-n", "1", "--deadline-ms", str(2000 * SLOW),
               out=outdir / f"b7-burst{i}.probe.json")
-        return probe(srv, "seq", "-n", "3", "--deadline-ms", "1500",
+        return probe(srv, "seq", "-n", "3", "--deadline-ms", str(1500 * SLOW),
                      out=outdir / f"b7-after{i}.probe.json")["responses"]
     except KitError as e:
         if "connect" not in str(e):
@@ -640,7 +645,7 @@ def measure_b8(row: Row, outdir: Path) -> Verdict:
     srv.nice = HEAVY_NICE
     with srv:
         res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
-                    "--sample", str(B8_SAMPLE), "--deadline-ms", "3000",
+                    "--sample", str(B8_SAMPLE), "--deadline-ms", str(3000 * SLOW),
                     out=outdir / "b8.probe.json", timeout_s=120)
     lo, hi, k = res.get("answered_low"), res.get("answered_high"), res.get("sample", B8_SAMPLE)
     data = {"opened": res.get("opened"), "answered_low": lo, "answered_high": hi,
