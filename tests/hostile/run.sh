@@ -70,7 +70,7 @@ EOF
 }
 
 make -s build/hostile || exit 1
-snap=$(kit_mktemp)
+kit_mktemp snap
 cp build/hostile "$snap/" || exit 1
 for mode in "${modes[@]}"; do
     case $mode in
