@@ -12,13 +12,18 @@ ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -pthread
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN_FLAGS = -O1 -g -fsanitize=thread
 
-# Which fixes exist, and which pairs show an interaction, is read from the
-# patches themselves (patches/series and each patch's Needs: header).
-FIXES    := $(shell python3 repro/patchset.py names)
-VARIANTS := stock $(FIXES) all
-PAIRS    := $(shell python3 repro/patchset.py pairs)
+# Which fixes exist, what each fixes and which pairs show an interaction is
+# read from the patches themselves (patches/series, each patch's Defect: and
+# Needs: headers) by repro/patchset.py, once, into build/patchset.mk.
 SERVER_SRC = $(wildcard server-min/*.c server-min/*.h)
 PATCHES    = patches/series $(wildcard patches/*.patch)
+build/patchset.mk: repro/patchset.py $(PATCHES)
+	@mkdir -p $(@D)
+	@python3 repro/patchset.py make > $@.tmp && mv $@.tmp $@
+include build/patchset.mk
+FIXES    := $(PATCH_NAMES)
+VARIANTS := stock $(FIXES) all
+PAIRS    := $(PATCH_PAIRS)
 
 include mk/tools.mk
 

@@ -149,7 +149,9 @@ fi
 # --- tcpdump, proven live by a UDP marker -----------------------------
 MARK=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 20000 ))
 [ "$MARK" = "$PORT" ] && MARK=$((MARK + 1))
-tcpdump -i "$IFACE" -s 0 -U --immediate-mode -Z root -w "$OUT/wire.pcap" "tcp port $PORT or udp port $MARK" \
+# -B: a 16 MiB kernel buffer, so that a starved tcpdump (a loaded machine,
+# captures side by side) falls behind without the kernel dropping packets.
+tcpdump -i "$IFACE" -s 0 -B 16384 -U --immediate-mode -Z root -w "$OUT/wire.pcap" "tcp port $PORT or udp port $MARK" \
     2>"$CAP_TMP/tcpdump.err" &
 TD_PID=$!
 KIT_PIDS+=("$TD_PID")
@@ -181,6 +183,10 @@ done
 
 # --- stop: tcpdump by PID (SIGINT flushes), then the server by PID ------
 stop_pid "$TD_PID" INT
+# tcpdump's own count of what the kernel dropped (its last lines on SIGINT).
+cp "$CAP_TMP/tcpdump.err" "$OUT/tcpdump.err" 2>/dev/null
+dropped=$(sed -n 's/^\([0-9]*\) packets\{0,1\} dropped by kernel$/\1/p' "$OUT/tcpdump.err" 2>/dev/null)
+[ "${dropped:-0}" -gt 0 ] && note "warning: the kernel dropped $dropped packets before tcpdump read them"
 if [ "$USE_STRACE" = 1 ]; then
     # SRV_PID is strace; signal the traced server (its child), strace then exits
     child=$(pgrep -P "$SRV_PID" | head -n1)

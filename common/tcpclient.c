@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -216,6 +219,50 @@ int tc_local_port(int fd)
     if (ss.ss_family == AF_INET6)
         return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
     return -1;
+}
+
+/* One sock_diag dump of a family's TCP listeners (the kernel filters by
+ * state, so the answer is a few sockets however many connections exist):
+ * the summed accept queues on the port, -1 if none or no answer. */
+static long listen_queue_family(int family, int port)
+{
+    int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0)
+        return -1;
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req = {.nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+             .r = {.sdiag_family = (__u8)family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = 1u << 10 /* TCP_LISTEN */}};
+    long sum = -1;
+    ssize_t n;
+    while ((n = send(fd, &req, sizeof req, 0)) < 0 && errno == EINTR) {
+    }
+    for (int done = n != (ssize_t)sizeof req; !done;) {
+        char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+        n = recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+                done = 1;
+                break;
+            }
+            const struct inet_diag_msg *m = NLMSG_DATA(h);
+            if (ntohs(m->id.idiag_sport) == port)
+                sum = (sum < 0 ? 0 : sum) + (long)m->idiag_rqueue;
+        }
+    }
+    close(fd);
+    return sum;
+}
+
+long tc_listen_queue(int port)
+{
+    long q4 = listen_queue_family(AF_INET, port), q6 = listen_queue_family(AF_INET6, port);
+    return q4 < 0 ? q6 : q6 < 0 ? q4 : q4 + q6;
 }
 
 void tc_close(int fd)

@@ -67,6 +67,14 @@ enum tc_io tc_read_full(int fd, void *buf, size_t len, int64_t deadline_us, size
 int tc_wait(int fd, short events, int64_t deadline_us, int *err);
 
 int tc_local_port(int fd); /* -1 if unknown */
+
+/* The accept queue of the listening socket(s) on a local TCP port: how many
+ * handshakes the kernel finished that the server has not accept()ed yet
+ * (sock_diag, as `ss -lt` shows it in Recv-Q).  -1 when no listener on that
+ * port is visible (another host or network namespace).  So a client on the
+ * same host can wait until the server took every connection before it
+ * judges what the server does with them. */
+long tc_listen_queue(int port);
 void tc_close(int fd);     /* close, ignoring EINTR (Linux frees the fd anyway) */
 
 #endif

@@ -22,7 +22,7 @@ WIN64_FPC_GUARD  = build/real-trunk-win64/bin/fpc-win64-unix-guard
 REAL_TRUNK_WIN64 = $(foreach s,$(WIN64_SETS) unix-guard,build/real-trunk-win64/$(s)/fpserver.exe)
 WIN64_DEPS       = build/fpc-trunk/win64.stamp repro/fpc/fpserver.lpr repro/fpc/build.sh
 
-.PHONY: fpc-trunk-win64 real-trunk-win64 win64-check
+.PHONY: fpc-trunk-win64 real-trunk-win64 win64-check wine-prefix
 
 # Always asked; returns at once when the stamps say nothing changed.
 fpc-trunk-win64:
@@ -52,7 +52,12 @@ build/real-trunk-win64/unix-guard/fpserver.exe: $(WIN64_DEPS) $(WIN64_FPC_GUARD)
 	@echo "built $@"
 
 real-trunk-win64: fpc-trunk-win64
-	@if [ -x $(FPC_WIN64) ]; then $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64); fi
+	@if [ -x $(FPC_WIN64) ]; then $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64) wine-prefix; fi
+
+# The Wine prefix template (repro/wineprefix.py): one wineboot per machine
+# and Wine version, so that no run waits for one.
+wine-prefix:
+	@if command -v wine > /dev/null; then python3 repro/wineprefix.py --template > /dev/null; fi
 
 win64-check: real-trunk-win64 build/probe build/pcap-analyse
 	@repro/fpc/win64-check.sh

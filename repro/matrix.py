@@ -12,9 +12,10 @@ its targets and leaves every other verdict as its stock row has it; a real
 row must also equal its clone counterpart, verdict for verdict.
 
 Every measure waits rather than computes, so all of them run concurrently,
-in pools by kind (KIT_JOBS light ones at once, default 10; 4 captures; the
+in pools by kind (KIT_JOBS light ones at once, default 16; 4 captures; the
 two heavy ones, B7's load and B8's 1,100 connections, KIT_HEAVY of each at
-once, default 2).  Progress goes to stdout while they run.
+once, default 4; KIT_WINE_PRIVATE traced Windows runs, default 3).
+Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
 Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
@@ -22,13 +23,11 @@ Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-captur
 from __future__ import annotations
 
 import argparse
-import atexit
 import json
 import os
 import platform
 import shutil
 import subprocess
-import tempfile
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
+import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
 
@@ -172,6 +172,18 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
     return out
 
 
+def shared_wine_prefix() -> str | None:
+    """One prefix for the run's untraced Windows servers: a copy of the
+    template (repro/wineprefix.py), removed at exit."""
+    if not (REAL_WIN64 / "stock" / "fpserver.exe").exists() or not shutil.which("wine"):
+        return None
+    try:
+        return str(wineprefix.temp_copy())
+    except wineprefix.WineError as e:
+        print(f"note: no shared Wine prefix ({e}); each Windows run makes its own")
+        return None
+
+
 def all_rows(prefix: str | None = None) -> list[Row]:
     clones = clone_rows()
     return clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
@@ -245,6 +257,10 @@ def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
 
 # ---- running every measure concurrently ---------------------------------
 
+JOBS = int(os.environ.get("KIT_JOBS", "16"))
+HEAVY_JOBS = int(os.environ.get("KIT_HEAVY", "4"))
+WIRE_JOBS = 4
+
 class Runner:
     """All (row, column) measures at once, in pools by kind so that no kind
     waits behind another: light measures (KIT_JOBS at once), captures (4),
@@ -253,12 +269,11 @@ class Runner:
 
     def __init__(self, rows: list[Row], out: Path, use_strace: bool, wire: list[str]):
         self.rows, self.out, self.use_strace, self.wire = rows, out, use_strace, wire
-        heavy = int(os.environ.get("KIT_HEAVY", "2"))
-        self.pools = {"light": int(os.environ.get("KIT_JOBS", "10")), "wire": 4,
-                      **{c: heavy for c in kit.HEAVY}}
+        self.pools = {"light": JOBS, "wire": WIRE_JOBS, **{c: HEAVY_JOBS for c in kit.HEAVY}}
         self.lock = threading.Lock()
         self.got: dict[str, dict[str, kit.Verdict]] = {r.name: {} for r in rows}
         self.busy: dict[str, float] = {}
+        self.took: dict[str, tuple[float, float]] = {}   # key -> (start, seconds)
         self.t0 = time.monotonic()
 
     def pool_of(self, col: str) -> str:
@@ -282,7 +297,8 @@ class Runner:
         except Exception as e:  # a harness bug must show, not kill the run
             v = kit.Verdict("inconclusive", f"harness error: {type(e).__name__}: {e}")
         with self.lock:
-            del self.busy[key]
+            start = self.busy.pop(key)
+            self.took[key] = (round(start - self.t0, 1), round(time.monotonic() - start, 1))
             self.got[row.name][col] = v
             if len(self.got[row.name]) == len(DEFECTS) + len(self.wire):
                 print(f"  [{time.monotonic() - self.t0:5.1f} s] done: {row.name}", flush=True)
@@ -305,8 +321,11 @@ class Runner:
         t.start()
         execs = {name: ThreadPoolExecutor(n) for name, n in self.pools.items()}
         try:
+            # Wine rows first: each of their measures starts a Wine server,
+            # and their traced runs queue for a private prefix (kit.WINE_PRIVATE).
+            order = sorted(self.rows, key=lambda r: r.platform != "win64")
             futures = [execs[self.pool_of(c)].submit(self.one, r, c)
-                       for r in self.rows for c in cols]
+                       for r in order for c in cols]
             for f in futures:
                 f.result()
         finally:
@@ -426,9 +445,7 @@ def main() -> int:
     args = ap.parse_args()
     kit.raise_fd_limit()
 
-    prefix = tempfile.mkdtemp(prefix="kit-wine.")   # one Wine prefix per run
-    atexit.register(shutil.rmtree, prefix, True)
-    rows = all_rows(prefix)
+    rows = all_rows(None if args.list else shared_wine_prefix())
     if args.list:
         print("\n".join(r.name for r in rows))
         return 0
@@ -459,8 +476,10 @@ def main() -> int:
     wire = [] if no_capture else list(kit.CAPTURES)
     t0 = time.monotonic()
     print(f"measuring {len(rows)} rows x {len(DEFECTS) + len(wire)} columns "
-          f"({os.environ.get('KIT_JOBS', '10')} at once) ...", flush=True)
-    measured = Runner(rows, out, use_strace, wire).run()
+          f"({JOBS} light, {HEAVY_JOBS} of each heavy kind, {WIRE_JOBS} captures at once) ...",
+          flush=True)
+    runner = Runner(rows, out, use_strace, wire)
+    measured = runner.run()
     results = judge(rows, measured, wire)
     print()
     print_table(results, wire)
@@ -472,7 +491,9 @@ def main() -> int:
            "capture_skipped": no_capture, "wall_s": round(time.monotonic() - t0, 1),
            "b3_thresholds": {"stall_ratio": kit.B3_STALL_RATIO,
                              "clean_ratio": kit.B3_CLEAN_RATIO},
-           "rows": results}
+           "rows": results,
+           "measure_times": {k: {"start_s": a, "took_s": b}
+                             for k, (a, b) in sorted(runner.took.items())}}
     (out / "matrix.json").write_text(json.dumps(doc, indent=1))
     print(f"\n{len(results) - failures} rows as expected, {failures} not "
           f"({doc['wall_s']} s); evidence in {os.path.relpath(out, Path.cwd())}/")

@@ -80,11 +80,15 @@ static void load_after(struct load *L, int i, const struct opts *o)
 static int load_open(struct load *L, const struct opts *o, const char *req, size_t rlen, char *msg, size_t msglen)
 {
     int64_t start = tc_now_us();
+    /* Every slot is valid before the first connect: a run that cannot
+     * start still frees all C of them. */
+    for (int i = 0; i < L->C; i++) {
+        L->ax[i] = (struct ax){.fd = -1, .index = i, .port = -1, .state = AX_IDLE};
+        L->ptr[i] = &L->ax[i];
+        L->state[i] = "connect_failed";
+    }
     for (int i = 0; i < L->C; i++) {
         struct ax *a = &L->ax[i];
-        *a = (struct ax){.fd = -1, .index = i, .port = -1, .state = AX_IDLE};
-        L->ptr[i] = a;
-        L->state[i] = "connect_failed";
         enum tc_conn_err e = tc_connect(o->host, o->port_s, start + (int64_t)o->deadline_ms * 1000, &a->fd, msg, msglen);
         if (e != TC_CONN_OK && (i == 0 || e == TC_CONN_RESOLVE))
             return 1; /* cannot run at all */
@@ -197,6 +201,8 @@ struct fdscale {
     struct ax **ptr;
     int answered_low, answered_high;
     long nofile;
+    long accept_queue; /* left in the server's accept queue when sampling (-1: not visible) */
+    double accept_wait_ms;
     char connect_error[256];
 };
 
@@ -219,6 +225,20 @@ static int fds_open(struct fdscale *F, const struct opts *o, char *msg, size_t m
         F->ports[F->opened] = tc_local_port(fd);
     }
     return 0;
+}
+
+/* Before the sample: wait until the server has accept()ed every connection
+ * (its listener's accept queue is empty), so that "not answered" means the
+ * server holds the connection and does not read it, never that it has not
+ * taken it yet.  Only visible when the server is on this host; bounded by
+ * ACCEPT_WAIT_MS, and what is left is reported. */
+#define ACCEPT_WAIT_MS 60000
+static void fds_wait_accepted(struct fdscale *F, const struct opts *o)
+{
+    int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)ACCEPT_WAIT_MS * 1000;
+    while ((F->accept_queue = tc_listen_queue(o->port)) > 0 && tc_now_us() < deadline)
+        tc_sleep_until_us(tc_now_us() + 5000); /* a poll of a kernel counter */
+    F->accept_wait_ms = (double)(tc_now_us() - t0) / 1000.0;
 }
 
 /* Index of sample s among the opened connections. */
@@ -259,6 +279,7 @@ static void fds_json(FILE *f, const struct fdscale *F, const struct opts *o)
     jstr(f, F->connect_error[0] ? F->connect_error : NULL);
     fprintf(f, ",\"nofile_limit\":%ld,\"sample\":%d,\"sample_low\":%d,\"sample_high\":%d", F->nofile, o->sample,
             F->lo, F->hi);
+    fprintf(f, ",\"accept_queue_left\":%ld,\"accept_wait_ms\":%.1f", F->accept_queue, F->accept_wait_ms);
     fprintf(f, ",\"answered_low\":%d,\"answered_high\":%d,\"per_index\":[", F->answered_low, F->answered_high);
     for (int s = 0; s < F->lo + F->hi; s++) {
         const struct ax *a = &F->ax[s];
@@ -278,6 +299,10 @@ static void fds_human(FILE *f, const struct fdscale *F, const struct opts *o)
             o->port, o->path, F->N, F->opened, F->nofile);
     if (F->connect_error[0])
         fprintf(f, "opening stopped: %s\n", F->connect_error);
+    if (F->accept_queue >= 0)
+        fprintf(f, "accept queue before the sample: %ld left after %.1f ms\n", F->accept_queue, F->accept_wait_ms);
+    else
+        fputs("accept queue before the sample: not visible (server not on this host)\n", f);
     fprintf(f, "answered: first %d: %d, last %d: %d\n", F->lo, F->answered_low, F->hi, F->answered_high);
     for (int s = 0; s < F->lo + F->hi; s++) {
         const struct ax *a = &F->ax[s];
@@ -301,6 +326,7 @@ int scn_fdscale(const struct opts *o, char *msg, size_t msglen)
     if (!rc) {
         F.lo = o->sample < F.opened ? o->sample : F.opened;
         F.hi = o->sample < F.opened - F.lo ? o->sample : F.opened - F.lo;
+        fds_wait_accepted(&F, o);
         fds_sample(&F, o, req, rlen);
         o->json ? fds_json(stdout, &F, o) : fds_human(stdout, &F, o);
         for (int s = 0; s < F.lo + F.hi; s++)

@@ -347,6 +347,29 @@ static void t_client(void)
     CU_ASSERT(tc_raise_nofile() >= 1024);
 }
 
+static void t_listen_queue(void)
+{
+    /* A real listener with two finished handshakes nobody accepted. */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 8) == 0);
+    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&a, &al) == 0);
+    int port = ntohs(a.sin_port), c[2];
+    char ps[16], msg[128];
+    snprintf(ps, sizeof ps, "%d", port);
+    CU_ASSERT_EQUAL(tc_listen_queue(port), 0);
+    for (int i = 0; i < 2; i++)
+        CU_ASSERT_EQUAL(tc_connect("127.0.0.1", ps, tc_now_us() + 2000000, &c[i], msg, sizeof msg), TC_CONN_OK);
+    CU_ASSERT_EQUAL(tc_listen_queue(port), 2);
+    close(accept(lfd, NULL, NULL));
+    CU_ASSERT_EQUAL(tc_listen_queue(port), 1);
+    tc_close(c[0]);
+    tc_close(c[1]);
+    close(lfd);
+    CU_ASSERT_EQUAL(tc_listen_queue(port), -1);
+}
+
 static void t_die(void)
 {
     int p[2];
@@ -390,6 +413,7 @@ int main(void)
     CU_add_test(q, "count", t_requests);
     CU_pSuite c = CU_add_suite("tcpclient", NULL, NULL);
     CU_add_test(c, "loopback", t_client);
+    CU_add_test(c, "listen_queue", t_listen_queue);
     CU_pSuite u = CU_add_suite("util", NULL, NULL);
     CU_add_test(u, "die", t_die);
     CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -23,29 +23,24 @@ UNIT_HDR := $(wildcard tests/unit/*.h)
 UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line
 UNIT_LIBS := -lcunit
 
-# Variants, and what each fixes, come from the patches (repro/patchset.py):
-# one source of truth, nothing listed here.
-UNIT_VARIANTS ?= $(if $(VARIANTS),$(VARIANTS),$(shell python3 repro/patchset.py variants))
+# Variants, and what each fixes, come from the patches (repro/patchset.py,
+# through build/patchset.mk): one source of truth, nothing listed here.
+UNIT_VARIANTS ?= $(VARIANTS)
 UNIT_FLAVOURS ?= tests tests-asan tests-tsan
 
-# Every defect some patch fixes (B1 B2 ...), and NAME=Bn for each patch.
-UNIT_DEFECTS := $(shell python3 repro/patchset.py defects)
-UNIT_PATCH_DEFECT := $(shell for n in $$(python3 repro/patchset.py names); do \
-    echo "$$n=$$(python3 repro/patchset.py defect $$n)"; done)
+# Every defect some patch fixes (B1 B2 ...).
+UNIT_DEFECTS := $(PATCH_DEFECTS)
 # $(call unit_patches,VARIANT): the patch names a variant carries.
-unit_patches = $(if $(filter stock,$(1)),,$(if $(filter all,$(1)),$(shell python3 repro/patchset.py names),$(subst +, ,$(1))))
+unit_patches = $(if $(filter stock,$(1)),,$(if $(filter all,$(1)),$(PATCH_NAMES),$(subst +, ,$(1))))
 # $(call unit_patched,VARIANT): the defects whose patch the variant carries
 # (KIT_PATCHED_Bn: the patch's own change is there, whether or not the
 # defect is fixed; keep-surplus-bytes alone keeps the bytes but fixes
 # nothing).
-unit_patched = $(foreach p,$(call unit_patches,$(1)),$(patsubst $(p)=%,%,$(filter $(p)=%,$(UNIT_PATCH_DEFECT))))
+unit_patched = $(foreach p,$(call unit_patches,$(1)),$(PATCH_DEFECT_$(p)))
 # KIT_FIXED_Bn: the defect is fixed in the variant, interactions counted
-# (patchset.py fixed); read when the recipe runs.
-unit_defs = $(foreach d,$(UNIT_DEFECTS),-DKIT_PATCHED_$(d)=$(if $(filter $(d),$(call unit_patched,$(1))),1,0)) \
-            $$(fixed=" $$(python3 repro/patchset.py fixed $(1)) "; \
-               for d in $(UNIT_DEFECTS); do \
-                 case $$fixed in (*" $$d "*) echo -DKIT_FIXED_$$d=1;; (*) echo -DKIT_FIXED_$$d=0;; esac; \
-               done)
+# (patchset.py fixed).
+unit_defs = $(foreach d,$(UNIT_DEFECTS),-DKIT_PATCHED_$(d)=$(if $(filter $(d),$(call unit_patched,$(1))),1,0) \
+              -DKIT_FIXED_$(d)=$(if $(filter $(d),$(PATCH_FIXED_$(1))),1,0))
 unit_srcdir = $(if $(filter stock,$(1)),server-min,build/$(1)/src/server-min)
 # The variant's sources without main.c, listed when the recipe runs (the
 # patched tree may not exist when make reads this file).

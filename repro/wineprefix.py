@@ -1,0 +1,135 @@
+"""wineprefix.py - the Wine prefixes the kit runs Windows servers in.
+
+`wineboot -i` takes 5-20 s, so it runs once per machine and Wine version,
+into a template under build/ (`make wine-prefix`, or the first run that
+needs it).  Every run then works in a copy of the template, made in well
+under a second: the ~630 MB of DLLs in system32 are hard links (Wine maps
+them read-only and rewrites them only when its version changes, and a new
+version names a new template), everything else (the registry, the
+markers, dosdevices' links) is a real copy.  The template itself never
+runs a program.
+
+Traced Windows runs need a Wine server of their own, started under the
+trace (the accept() happens in it): `Pool` hands out private copies, one
+run at a time each, so several traced runs go side by side.
+
+    python3 repro/wineprefix.py --template   make the template, print its path
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+WINE_SERVER = TOP / "repro" / "fpc" / "wine-server.sh"
+SHARED_ONLY = ("system32",)   # folders under drive_c/windows that are hard-linked
+_template_lock = threading.Lock()
+
+
+class WineError(Exception):
+    pass
+
+
+def wine_version() -> str:
+    try:
+        r = subprocess.run(["wine", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise WineError(f"wine --version: {e}") from e
+    return r.stdout.strip() or "unknown"
+
+
+def template() -> Path:
+    """The initialised prefix for this Wine version (made once, then kept)."""
+    name = re.sub(r"[^A-Za-z0-9.+-]+", "_", wine_version())
+    path = TOP / "build" / "wine-prefix" / name
+    with _template_lock:
+        if (path / ".kit-template").exists():
+            return path
+        path.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, WINEPREFIX=str(path))
+        # wine-server.sh takes the prefix's init lock: two makers wait for
+        # one wineboot.  Then wait until the Wine server has saved the
+        # registry and gone, so that the copies see it whole.
+        r = subprocess.run([str(WINE_SERVER), "--init"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        if r.returncode != 0:
+            raise WineError(f"wineboot in {path} failed (exit {r.returncode}): "
+                            f"{r.stderr.strip()[-300:]}")
+        subprocess.run(["wineserver", "-w"], env=env, capture_output=True, timeout=60)
+        (path / ".kit-template").write_text(wine_version() + "\n")
+    return path
+
+
+def _shared(src: Path, rel: Path) -> bool:
+    parts = rel.parts
+    return len(parts) > 3 and parts[:2] == ("drive_c", "windows") and parts[2] in SHARED_ONLY
+
+
+def copy(dest: Path) -> Path:
+    """A prefix at dest (created, or an empty folder) made from the template."""
+    src = template()
+
+    def one(s: str, d: str) -> None:
+        if _shared(src, Path(s).relative_to(src)):
+            os.link(s, d)
+        else:
+            shutil.copy2(s, d)
+
+    shutil.copytree(src, dest, symlinks=True, copy_function=one, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".kit-template", ".kit-lock",
+                                                  ".kit-init-lock"))
+    return dest
+
+
+def temp_copy(prefix: str = "kit-wine.") -> Path:
+    """A copy in a temp folder, removed when this process exits."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, d, True)
+    return copy(d)
+
+
+class Pool:
+    """Up to n private prefixes, each lent to one run at a time."""
+
+    def __init__(self, n: int):
+        self.n, self.made = n, 0
+        self.free: queue.Queue[Path] = queue.Queue()
+        self.lock = threading.Lock()
+
+    def take(self) -> Path:
+        with self.lock:
+            grow = self.free.empty() and self.made < self.n
+            if grow:
+                self.made += 1
+        if grow:
+            return temp_copy("kit-wine-trace.")
+        return self.free.get()
+
+    def give(self, p: Path) -> None:
+        self.free.put(p)
+
+    @contextmanager
+    def lease(self):
+        p = self.take()
+        try:
+            yield p
+        finally:
+            self.give(p)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--template"]:
+        sys.exit(__doc__.strip().splitlines()[-1].strip())
+    try:
+        print(template())
+    except WineError as e:
+        sys.exit(f"wineprefix: {e}")
