@@ -44,7 +44,7 @@ void app_handle(const struct http_request *req, const char *body,
     } else if (strcmp(req->method, "GET") == 0 &&
                strcmp(req->path, "/slow") == 0 &&
                (ms = app_query_ms(req->query)) >= 0) {
-        os_sleep_ms(ms);   /* the deliberately blocking handler */
+        os_sleep_ms((int)ms);   /* the deliberately blocking handler */
         app_text(out, 200, "done");
     } else {
         app_text(out, 404, "not found");

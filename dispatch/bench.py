@@ -88,24 +88,25 @@ def server_rows(model: Path, clone: Path = CLONE,
                 trunk: Path = TRUNK) -> tuple[list[dict], list[str]]:
     """(rows, skip lines).  A row: name, family, mode, argv."""
     rows, skips = [], []
-    modes = [("none", []), ("polled", KEEP), ("thread", KEEP), ("pool", KEEP)]
-    if clone.exists():
-        for m, extra in modes:
-            rows.append(dict(name=f"clone-{m}", family="clone", mode=m,
-                             argv=[str(clone), "--port", "0",
-                                   "--thread-mode", m] + extra))
-    else:
-        skips.append(f"[SKIP] clone rows: {clone} not built (run make)")
-    if trunk.exists():
-        for m, extra in modes:
-            rows.append(dict(name=f"trunk-{m}", family="trunk", mode=m,
-                             argv=[str(trunk), "--port", "0",
-                                   "--thread-mode", m] + extra))
-    else:
-        skips.append(f"[SKIP] real-trunk rows: {trunk} not built (make "
-                     "real-trunk needs the FPC trunk toolchain)")
+    for family, binary, missing in (
+            ("clone", clone, f"[SKIP] clone rows: {clone} not built (run make)"),
+            ("trunk", trunk, f"[SKIP] real-trunk rows: {trunk} not built (make "
+                             "real-trunk needs the FPC trunk toolchain)")):
+        if binary.exists():
+            rows += thread_mode_rows(family, binary)
+        else:
+            skips.append(missing)
     rows += model_rows(model)
     return rows, skips
+
+
+def thread_mode_rows(family: str, binary: Path) -> list[dict]:
+    """A server with fphttpserver's options (the clone, real trunk): one row
+    per ThreadMode, keep-alive on where a mode has it."""
+    modes = [("none", []), ("polled", KEEP), ("thread", KEEP), ("pool", KEEP)]
+    return [dict(name=f"{family}-{m}", family=family, mode=m,
+                 argv=[str(binary), "--port", "0", "--thread-mode", m] + extra)
+            for m, extra in modes]
 
 
 def model_rows(model: Path) -> list[dict]:

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "app.h"
-#include "log.h"
+#include "../server-min/log.h"
 #include "os.h"
 
 #define CONN_BUF_INITIAL 4096
@@ -65,7 +65,7 @@ int conn_fill(struct conn *c)
 
         if (conn_grow(c) != 0)
             return 0;   /* full: framing decides (it always can at the limit) */
-        n = os_recv(c->fd, c->buf + c->len, c->cap - c->len);
+        n = os_recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
         if (n > 0) {
             c->len += (size_t)n;
             continue;

@@ -13,8 +13,10 @@
 #   make dispatch-test  the short shape test (dispatch/test.sh)
 #   make dispatch-doc   regenerate docs/DISPATCH.md from results/bench
 
-DISPATCH_SRC  := $(wildcard dispatch/*.c)
-DISPATCH_HDR  := $(wildcard dispatch/*.h)
+# server-min's OS wrappers and log are linked, not copied (dispatch/os.h).
+DISPATCH_SHARED := server-min/os.c server-min/log.c
+DISPATCH_SRC  := $(wildcard dispatch/*.c) $(DISPATCH_SHARED)
+DISPATCH_HDR  := $(wildcard dispatch/*.h) $(DISPATCH_SHARED:.c=.h)
 DISPATCH_LIB  := $(filter-out dispatch/main.c,$(DISPATCH_SRC))
 DISPATCH_TEST := $(wildcard dispatch/tests/*.c)
 DISPATCH_BINS := build/dispatch/dispatch build/dispatch/tsan/dispatch \

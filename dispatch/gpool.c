@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "../server-min/log.h"
 #include "os.h"
 
 struct gpool_item {

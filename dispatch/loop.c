@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "conn.h"
-#include "log.h"
+#include "../server-min/log.h"
 #include "server.h"
 
 #define LOOP_EVENTS 64

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "log.h"
+#include "../server-min/log.h"
 #include "options.h"
 #include "os.h"
 #include "server.h"
@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc > 0 ? 0 : 2;
     /* Before any thread: every thread inherits the blocked stop signals. */
-    os_block_stop_signals();
+    os_take_stop_signals();
     memset(&s, 0, sizeof s);
     if (server_start(err, &s, &o) != 0) {
         fprintf(stderr, "dispatch: %s\n", err);

@@ -29,7 +29,7 @@ const char *options_mode_name(enum dispatch_mode m)
 
 static void options_defaults(struct options *o)
 {
-    int cpus = os_cpu_count();
+    int cpus = os_processor_count();
 
     memset(o, 0, sizeof *o);
     o->address = "127.0.0.1";

@@ -1,6 +1,11 @@
 /* os.h - every operating-system call of the dispatch model, behind thin
  * wrappers (sockets, epoll, wake pipes, threads, clock, signals).
  *
+ * The wrappers the clone has already (listener, recv, TCP_NODELAY, close,
+ * clock, sleep, threads, mutexes, condition variables, blocking the stop
+ * signals) are server-min/os.h's, linked from server-min/os.c rather than
+ * kept as a copy; this header adds what only an epoll model makes.
+ *
  * Same rule as server-min/os.h: nothing else in dispatch/ includes a socket,
  * thread, clock or signal header, and errors are reported redis-anet style
  * into a caller buffer ("setsockopt TCP_NODELAY: Bad file descriptor").
@@ -12,30 +17,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define OS_ERR_LEN 256
+#include "../server-min/os.h"
 
 /* ---- sockets ---------------------------------------------------------- */
 
-/* A non-blocking listener with SO_REUSEADDR and SO_REUSEPORT, as each
- * THorseEpollWorker opens its own (the kernel spreads connections over the
- * listeners).  port 0 = any free port; *bound_port receives the real one. */
-int os_listen_reuseport(char *err, const char *address, int port, int backlog,
-                        int *bound_port);
+/* Each THorseEpollWorker opens its own listener: os_tcp_listen_flags with
+ * OS_LISTEN_NONBLOCK | OS_LISTEN_REUSEPORT (the kernel spreads connections
+ * over the listeners). */
 
 /* accept4(SOCK_NONBLOCK|SOCK_CLOEXEC), EINTR retried.  -1 with errno kept
  * (EAGAIN when the backlog is empty). */
 int os_accept_nb(int listen_fd);
 
-int os_set_tcp_nodelay(char *err, int fd);
-
-/* recv(2), EINTR retried.  -1 with errno kept (EAGAIN included). */
-ssize_t os_recv(int fd, void *buf, size_t len);
-
 /* Write all of buf with MSG_NOSIGNAL; on EAGAIN wait for POLLOUT at most
  * timeout_ms per wait.  0 when all was sent, -1 otherwise (err filled). */
 int os_send_all(char *err, int fd, const void *buf, size_t len, int timeout_ms);
-
-void os_close(int fd);
 
 /* ---- epoll and wake-up pipes ------------------------------------------ */
 
@@ -64,45 +60,19 @@ void os_pipe_poke(int wfd);
 /* Read the pipe empty. */
 void os_pipe_drain(int rfd);
 
-/* ---- time ------------------------------------------------------------- */
-
-uint64_t os_tick_ms(void);
-/* Sleep the whole time even across signals (the /slow route). */
-void os_sleep_ms(long ms);
-
 /* ---- threads ---------------------------------------------------------- */
 
-typedef struct os_thread os_thread;
-typedef struct os_mutex os_mutex;
-typedef struct os_cond os_cond;
-
-os_thread *os_thread_start(char *err, void *(*fn)(void *), void *arg);
 /* Detached: the thread's resources go when it returns (retired pool
  * workers are never joined). */
 int os_thread_start_detached(char *err, void *(*fn)(void *), void *arg);
-void os_thread_join(os_thread *t);
-
-os_mutex *os_mutex_new(void);
-void os_mutex_free(os_mutex *m);
-void os_mutex_lock(os_mutex *m);
-void os_mutex_unlock(os_mutex *m);
-
-os_cond *os_cond_new(void);
-void os_cond_free(os_cond *c);
-void os_cond_wait(os_cond *c, os_mutex *m);
-/* 0 when signalled (or spurious), 1 when timeout_ms passed. */
-int os_cond_timedwait(os_cond *c, os_mutex *m, int timeout_ms);
-void os_cond_signal(os_cond *c);
-void os_cond_broadcast(os_cond *c);
 
 /* ---- process ---------------------------------------------------------- */
 
-int os_cpu_count(void);
-
-/* Ignore SIGPIPE and block SIGINT/SIGTERM in the calling thread; threads
- * started afterwards inherit the mask, so only os_wait_stop_signal sees
- * them.  Call once in main before any thread starts. */
-void os_block_stop_signals(void);
+/* Ignore SIGPIPE and block SIGINT/SIGTERM in the calling thread
+ * (os_block_stop_signals); threads started afterwards inherit the mask, so
+ * only os_wait_stop_signal sees them.  Call once in main before any thread
+ * starts. */
+void os_take_stop_signals(void);
 /* Wait for SIGINT or SIGTERM; returns the signal number. */
 int os_wait_stop_signal(void);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "conn.h"
-#include "log.h"
+#include "../server-min/log.h"
 
 #define LISTEN_BACKLOG 1024
 
@@ -20,7 +20,9 @@ static int server_loop_open(char *err, struct server *s, struct loop *l,
         return -1;
     }
     /* The first listener may pick the port; the others share it. */
-    l->listen_fd = os_listen_reuseport(err, address, *port, LISTEN_BACKLOG, port);
+    l->listen_fd = os_tcp_listen_flags(err, address, *port, LISTEN_BACKLOG,
+                                       OS_LISTEN_NONBLOCK | OS_LISTEN_REUSEPORT,
+                                       port);
     if (l->listen_fd == -1)
         return -1;
     l->ep = os_epoll_new(err);

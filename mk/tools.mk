@@ -29,9 +29,9 @@ build/strace-analyse: $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) -lm
 
-build/test-common: common/tests/test_common.c $(COMMON_SRC) $(COMMON_HDR)
+build/test-common: common/tests/test_common.c common/tests/feed.c common/tests/feed.h $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c $(COMMON_SRC) -lcunit
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/feed.c $(COMMON_SRC) -lcunit
 
 build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)

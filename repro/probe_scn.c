@@ -29,6 +29,13 @@ static void mark_not_sent(struct run *R, struct rec *r)
     count(R, r->oc);
 }
 
+/* After a scenario stopped early: records from..nreq-1 were never sent. */
+static void mark_rest_not_sent(struct run *R, int from)
+{
+    for (int i = from; i < R->nreq; i++)
+        mark_not_sent(R, &R->recs[i]);
+}
+
 /* seq / idle-gap: n requests on ONE socket, never reconnecting.  Returns 0,
  * or 1 with msg set when the socket could not be opened at all. */
 int scn_seq(struct run *R, const struct opts *o, int gap_ms, char *msg, size_t msglen)
@@ -39,12 +46,9 @@ int scn_seq(struct run *R, const struct opts *o, int gap_ms, char *msg, size_t m
     if (conn_open(R, &c, 0, o, msg, msglen) != TC_CONN_OK)
         return 1;
     bool stopped = false;
-    for (int i = 0; i < R->nreq; i++) {
+    int i;
+    for (i = 0; i < R->nreq && !stopped; i++) {
         struct rec *r = &R->recs[i];
-        if (stopped) {
-            mark_not_sent(R, r);
-            continue;
-        }
         if (i > 0 && gap_ms > 0)
             tc_sleep_until_us(tc_now_us() + (int64_t)gap_ms * 1000); /* the stimulus itself */
         r->oc = exchange(R, &c, req, rlen, o, r);
@@ -53,9 +57,9 @@ int scn_seq(struct run *R, const struct opts *o, int gap_ms, char *msg, size_t m
          * after garbage nothing can be attributed: stop using the socket.
          * EOF/RST/EPIPE are cheap and are exactly what a reusing client sees,
          * so those keep being attempted and classified. */
-        if (r->oc == OC_TIMEOUT || r->oc == OC_BAD || r->oc == OC_OTHER || r->oc == OC_TOO_LARGE)
-            stopped = true;
+        stopped = r->oc == OC_TIMEOUT || r->oc == OC_BAD || r->oc == OC_OTHER || r->oc == OC_TOO_LARGE;
     }
+    mark_rest_not_sent(R, i);
     peek_close(R, &c);
     conn_close(&c);
     free(c.buf);
@@ -69,21 +73,18 @@ int scn_fresh(struct run *R, const struct opts *o, char *msg, size_t msglen)
     size_t rlen = build_get(req, sizeof req, o, true);
     struct conn c = {.fd = -1};
     bool stopped = false;
-    for (int i = 0; i < R->nreq; i++) {
+    int i;
+    for (i = 0; i < R->nreq && !stopped; i++) {
         struct rec *r = &R->recs[i];
-        if (stopped) {
-            mark_not_sent(R, r);
-            continue;
-        }
         enum tc_conn_err e = conn_open(R, &c, i, o, msg, msglen);
         if (e == TC_CONN_RESOLVE)
             return 1;
         r->oc = e == TC_CONN_OK ? exchange(R, &c, req, rlen, o, r) : OC_CONNECT_FAILED;
         count(R, r->oc);
         conn_close(&c);
-        if (r->oc == OC_TIMEOUT)
-            stopped = true; /* bound the run by one deadline for a silent server */
+        stopped = r->oc == OC_TIMEOUT; /* bound the run by one deadline for a silent server */
     }
+    mark_rest_not_sent(R, i);
     /* Each socket was closed by us after its (announced) close: a FIN seen
      * here is the expected end, not a finding, so do not report it. */
     R->server_closed = false;
@@ -314,12 +315,9 @@ int scn_pool(struct run *R, const struct opts *o, char *msg, size_t msglen)
     P.rlen = build_get(P.req, sizeof P.req, o, false);
     uint64_t seed = o->seed;
     bool stopped = false;
-    for (int round = 0; round < R->nreq; round++) {
+    int round;
+    for (round = 0; round < R->nreq && !stopped; round++) {
         struct rec *r = &R->recs[round];
-        if (stopped) {
-            mark_not_sent(R, r);
-            continue;
-        }
         int i = (int)(rng_next(&seed) % (uint64_t)C);
         int idle = (int)(rng_next(&seed) % (uint64_t)(o->max_idle_ms + 1));
         tc_sleep_until_us(tc_now_us() + (int64_t)idle * 1000); /* the stimulus */
@@ -332,6 +330,8 @@ int scn_pool(struct run *R, const struct opts *o, char *msg, size_t msglen)
         count(R, r->oc);
         stopped = r->oc == OC_TIMEOUT;
     }
+    if (rc == 0)
+        mark_rest_not_sent(R, round);
     for (int i = 0; i < C; i++) {
         conn_close(&P.cs[i]);
         free(P.cs[i].buf);

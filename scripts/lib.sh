@@ -28,6 +28,20 @@ require_command() {
     exit $KSFT_SKIP
 }
 
+# require_client CMD PACKAGE MIN USAGE "$@": the start of every
+# repro/clients script: CMD and python3 (which turns the client's output
+# into JSON) must be there, else a skip; fewer than MIN arguments prints
+# "usage: USAGE" and exits 1 (could not run).
+require_client() {
+    local cmd=$1 pkg=$2 min=$3 usage=$4
+    shift 4
+    require_command "$cmd" "$pkg"
+    require_command /usr/bin/python3 python3
+    [ $# -ge "$min" ] && return 0
+    echo "usage: $usage" >&2
+    exit 1
+}
+
 # require_root [TESTNAME]: the step needs root (tcpdump, ip netns): skip.
 require_root() {
     [ "$(id -u)" -eq 0 ] && return 0

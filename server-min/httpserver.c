@@ -50,7 +50,7 @@ int httpserver_get_connection_count(struct httpserver *s)
 
 /* The fixed answer at the connection cap, byte for byte what the real
  * server puts on the wire; it does say it closes. */
-static const char httpserver_error_503[] =
+const char httpserver_error_503[] =
     "HTTP/1.1 503 Service Unavailable\r\n"
     "Content-Type: text/plain\r\n"
     "Retry-After: 30\r\n"

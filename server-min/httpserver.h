@@ -86,6 +86,8 @@ void httpserver_set_on_allow_connect(struct httpserver *s,
 
 /* DoOnAllowConnect: the listener's connect query. */
 int httpserver_do_on_allow_connect(void *server, int fd);
+/* The fixed 503 DoOnAllowConnect writes at the cap (NUL-terminated). */
+extern const char httpserver_error_503[];
 
 /* GetSocketHandler (via DoCreateClientHandler). */
 struct socket_handler *httpserver_get_socket_handler(void *server);

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void os_set_error(char *err, const char *fmt, ...)
+void os_set_error(char *err, const char *fmt, ...)
 {
     va_list ap;
 
@@ -46,9 +46,17 @@ static int os_setsockopt(char *err, int fd, int level, int opt,
 int os_tcp_listen(char *err, const char *address, int port, int backlog,
                   int *bound_port)
 {
+    return os_tcp_listen_flags(err, address, port, backlog, 0, bound_port);
+}
+
+int os_tcp_listen_flags(char *err, const char *address, int port, int backlog,
+                        int flags, int *bound_port)
+{
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
     int fd, yes = 1;
+    int type = SOCK_STREAM | SOCK_CLOEXEC |
+               (flags & OS_LISTEN_NONBLOCK ? SOCK_NONBLOCK : 0);
 
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -57,13 +65,16 @@ int os_tcp_listen(char *err, const char *address, int port, int backlog,
         os_set_error(err, "listen address %s: not an IPv4 address", address);
         return -1;
     }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    fd = socket(AF_INET, type, 0);
     if (fd == -1) {
         os_set_error(err, "socket: %s", strerror(errno));
         return -1;
     }
     if (os_setsockopt(err, fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes,
-                      "SO_REUSEADDR") == -1)
+                      "SO_REUSEADDR") == -1 ||
+        ((flags & OS_LISTEN_REUSEPORT) &&
+         os_setsockopt(err, fd, SOL_SOCKET, SO_REUSEPORT, &yes, sizeof yes,
+                       "SO_REUSEPORT") == -1))
         goto fail;
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
         os_set_error(err, "bind %s:%d: %s", address, port, strerror(errno));

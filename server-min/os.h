@@ -7,6 +7,11 @@
  * Errors follow redis anet.c: functions return -1 and fill a caller-owned
  * error buffer with "what: strerror" (e.g. "setsockopt TCP_NODELAY: Bad file
  * descriptor").
+ *
+ * dispatch/ (the epoll model) links os.c too instead of keeping a copy of
+ * the generic wrappers (listener, recv, threads, clock); dispatch/os.h adds
+ * the calls only it makes.  What it needs beyond upstream is opt-in, so
+ * server-min's own calls stay as upstream makes them.
  */
 #ifndef SERVER_MIN_OS_H
 #define SERVER_MIN_OS_H
@@ -17,6 +22,13 @@
 
 #define OS_ERR_LEN 256
 
+/* Fill err (OS_ERR_LEN bytes; NULL: nothing) with a printf-style message,
+ * "what: why".  Public for modules that add calls of their own. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void os_set_error(char *err, const char *fmt, ...);
+
 /* ---- sockets ---------------------------------------------------------- */
 
 /* TInetServer.Bind + Listen: socket, SO_REUSEADDR (upstream sets it on the
@@ -24,6 +36,15 @@
  * port when 0 was asked for. */
 int os_tcp_listen(char *err, const char *address, int port, int backlog,
                   int *bound_port);
+
+/* os_tcp_listen with what upstream never asks for (dispatch/ does):
+ * OS_LISTEN_NONBLOCK, a non-blocking listener; OS_LISTEN_REUSEPORT,
+ * SO_REUSEPORT after SO_REUSEADDR (one listener per event loop, the kernel
+ * spreading connections over them).  flags 0 is os_tcp_listen. */
+#define OS_LISTEN_NONBLOCK  1
+#define OS_LISTEN_REUSEPORT 2
+int os_tcp_listen_flags(char *err, const char *address, int port, int backlog,
+                        int flags, int *bound_port);
 
 /* accept(2).  Returns the fd, or -1 with errno kept (EINTR is returned to the
  * caller so that a stop request can end the blocking accept loop). */

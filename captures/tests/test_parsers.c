@@ -54,6 +54,22 @@ static void t_http(void)
     }
 }
 
+/* strace_parse_line over a whole C string. */
+static enum st_kind parse(const char *line, struct st_line *L)
+{
+    return strace_parse_line(line, strlen(line), L);
+}
+
+/* line is one whole call that returned ret, named name (NULL: any); *L
+ * keeps it for the checks that follow. */
+static void expect_call(const char *line, struct st_line *L, const char *name, long ret)
+{
+    CU_ASSERT_EQUAL_FATAL(parse(line, L), ST_CALL);
+    if (name)
+        CU_ASSERT_STRING_EQUAL(L->name, name);
+    CU_ASSERT_EQUAL(L->ret, ret);
+}
+
 static void t_strace_line(void)
 {
     struct st_line L;
@@ -63,24 +79,19 @@ static void t_strace_line(void)
     const char *d = "77 00:00:01.000000 select(6, [5], NULL, NULL, {tv_sec=0, tv_usec=50000}) = 0 (Timeout) <0.050123>";
     const char *e = "5430  00:49:50.159379 close(3)          = 0 <0.000030>";
     const char *f = "[pid 12] 00:00:01.5 recvfrom(4, 0x7f, 4096, 0, NULL, NULL) = -1 EAGAIN (Resource temporarily unavailable) <0.000010>";
-    CU_ASSERT_EQUAL(strace_parse_line(a, strlen(a), &L), ST_CALL);
+    expect_call(a, &L, "sendto", 19);
     CU_ASSERT_EQUAL(L.pid, 5473);
-    CU_ASSERT_STRING_EQUAL(L.name, "sendto");
-    CU_ASSERT_EQUAL(L.ret, 19);
     CU_ASSERT_EQUAL(L.dur_us, 198);
-    CU_ASSERT_EQUAL(strace_parse_line(b, strlen(b), &L), ST_UNFINISHED);
-    CU_ASSERT_EQUAL(strace_parse_line(c, strlen(c), &L), ST_RESUMED);
+    CU_ASSERT_EQUAL(parse(b, &L), ST_UNFINISHED);
+    CU_ASSERT_EQUAL(parse(c, &L), ST_RESUMED);
     CU_ASSERT_EQUAL(L.ret, 5);
-    CU_ASSERT_EQUAL(strace_parse_line(d, strlen(d), &L), ST_CALL);
-    CU_ASSERT_EQUAL(L.ret, 0);
+    expect_call(d, &L, NULL, 0);
     CU_ASSERT_EQUAL(L.dur_us, 50123);
-    CU_ASSERT_EQUAL(strace_parse_line(e, strlen(e), &L), ST_CALL);
-    CU_ASSERT_STRING_EQUAL(L.name, "close");
-    CU_ASSERT_EQUAL(strace_parse_line(f, strlen(f), &L), ST_CALL);
+    expect_call(e, &L, "close", 0);
+    expect_call(f, &L, NULL, -1);
     CU_ASSERT_EQUAL(L.pid, 12);
-    CU_ASSERT_EQUAL(L.ret, -1);
-    CU_ASSERT_EQUAL(strace_parse_line("hello world", 11, &L), ST_BAD);
-    CU_ASSERT_EQUAL(strace_parse_line("1 00:00:00.1 +++ exited with 0 +++", 34, &L), ST_EXIT);
+    CU_ASSERT_EQUAL(parse("hello world", &L), ST_BAD);
+    CU_ASSERT_EQUAL(parse("1 00:00:00.1 +++ exited with 0 +++", &L), ST_EXIT);
 }
 
 static void t_strace_args(void)
@@ -123,14 +134,11 @@ static void t_strace_numbers(void)
     const char *a = "1 00:00:01.000000 read(99999999999999999999, \"x\", 1) = 99999999999999999999 <99999999999999999999.5>";
     const char *b = "99999999999999999999 99999999999999999999:99999999999999999999:99999999999999999999.1 close(5) = -99999999999999999999 ENOENT (x) <0.1>";
     const char *c = "[pid 99999999999999999999] 00:00:01.1 accept4(3, NULL, NULL, SOCK_CLOEXEC) = 70003 <0.000010>";
-    CU_ASSERT_EQUAL(strace_parse_line(a, strlen(a), &L), ST_CALL);
-    CU_ASSERT_EQUAL(L.ret, LONG_MAX);
+    expect_call(a, &L, NULL, LONG_MAX);
     CU_ASSERT(L.dur_us > 0);
-    CU_ASSERT_EQUAL(strace_parse_line(b, strlen(b), &L), ST_CALL);
-    CU_ASSERT_EQUAL(L.ret, -LONG_MAX);
+    expect_call(b, &L, NULL, -LONG_MAX);
     CU_ASSERT(L.t_us > 0);
-    CU_ASSERT_EQUAL(strace_parse_line(c, strlen(c), &L), ST_CALL);
-    CU_ASSERT_EQUAL(L.ret, 70003); /* fds >= 65536 are fds like any other */
+    expect_call(c, &L, NULL, 70003); /* fds >= 65536 are fds like any other */
     CU_ASSERT_EQUAL(st_timeout_ms(C("{tv_sec=99999999999999999999, tv_usec=99999999999999999999}"), 0),
                     1000000000000l + 1000000);
     CU_ASSERT_EQUAL(st_timeout_ms(C("99999999999999999999"), 0), 1000000000);
@@ -152,25 +160,22 @@ static void t_strace_wine(void)
     const char *st[5];
     size_t sl[5], n;
     unsigned char *d;
-    CU_ASSERT_EQUAL_FATAL(strace_parse_line(sm, strlen(sm), &L), ST_CALL);
-    CU_ASSERT_STRING_EQUAL(L.name, "sendmsg");
-    CU_ASSERT_EQUAL(L.ret, 38);
+    expect_call(sm, &L, "sendmsg", 38);
     d = st_call_data(L.name, L.args, L.args_len, &n);
     CU_ASSERT_TRUE(d && n == 38 && memcmp(d, "HTTP/1.1 200 OK\r\n", 17) == 0);
     free(d);
-    CU_ASSERT_EQUAL_FATAL(strace_parse_line(po, strlen(po), &L), ST_CALL);
-    CU_ASSERT_EQUAL(L.ret, 0);
+    expect_call(po, &L, NULL, 0);
     CU_ASSERT_EQUAL(L.detail_len, 9); /* "(Timeout)" */
     CU_ASSERT_EQUAL(st_split_args(L.args, L.args_len, st, sl, 5), 3);
     CU_ASSERT_EQUAL(st_timeout_ms(st[2], sl[2], 0), 50);
     CU_ASSERT_TRUE(st_fdset_has(st[0], sl[0], 5));
-    CU_ASSERT_EQUAL_FATAL(strace_parse_line(so, strlen(so), &L), ST_CALL);
+    expect_call(so, &L, NULL, 0);
     CU_ASSERT_EQUAL(st_split_args(L.args, L.args_len, st, sl, 5), 5);
     CU_ASSERT(sl[2] == 11 && memcmp(st[2], "TCP_NODELAY", 11) == 0);
-    CU_ASSERT_EQUAL_FATAL(strace_parse_line(pp, strlen(pp), &L), ST_CALL);
+    expect_call(pp, &L, NULL, 1);
     CU_ASSERT_EQUAL(st_split_args(L.args, L.args_len, st, sl, 5), 5);
     CU_ASSERT_EQUAL(st_timeout_ms(st[2], sl[2], 1), 50);
-    CU_ASSERT_EQUAL_FATAL(strace_parse_line(ew, strlen(ew), &L), ST_CALL);
+    expect_call(ew, &L, NULL, 1);
     CU_ASSERT_EQUAL(st_split_args(L.args, L.args_len, st, sl, 5), 4);
     CU_ASSERT_EQUAL(st_timeout_ms(st[3], sl[3], 1), 50);
 }

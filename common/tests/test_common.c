@@ -6,6 +6,7 @@
 #include "../http_response.h"
 #include "../tcpclient.h"
 #include "../util.h"
+#include "feed.h"
 
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -17,80 +18,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* What a client sees after feeding an input in pieces. */
-struct seen {
-    long long rc;     /* head/body verdict: >= 0 total length, or an HR_ code */
-    int status;
-    size_t head_len;
-    unsigned long long body_len;
-    char body[256];
-    size_t body_got;
-    int conn_close, keep_alive_timeout;
-};
-
-/* Feed in[0..len) as a client would: the bytes arrive in pieces cut at the
- * offsets in cuts[] (ascending), the head is re-parsed over the growing
- * buffer (with last_len), then the rest goes through the body decoder.
- * at_eof: the peer closes after the last byte. */
-static struct seen feed(const char *in, size_t len, const size_t *cuts, size_t ncuts, unsigned flags,
-                        int at_eof, unsigned long long max_body)
+/* The input fed with cuts only (feed.h). */
+static struct feed_seen feed(const char *in, size_t len, const size_t *cuts, size_t ncuts,
+                             unsigned flags, int at_eof, unsigned long long max_body)
 {
-    struct seen s;
-    struct hr_response r;
-    struct hr_body b;
-    size_t have = 0, last = 0, body_at = 0, k = 0;
-    int in_body = 0;
-    memset(&s, 0, sizeof s);
-    s.rc = HR_INCOMPLETE;
-    while (have < len || k <= ncuts) {
-        size_t next = k < ncuts ? cuts[k] : len;
-        k++;
-        if (next < have)
-            continue;
-        have = next;
-        if (!in_body) {
-            long long h = hr_parse_head(in, have, last, flags, &r);
-            last = have;
-            if (h == HR_INCOMPLETE)
-                continue;
-            if (h < 0) {
-                s.rc = h;
-                return s;
-            }
-            s.status = r.status;
-            s.head_len = r.head_len;
-            s.conn_close = r.conn_close;
-            s.keep_alive_timeout = (int)r.keep_alive_timeout;
-            if (hr_body_init(&b, &r, max_body) < 0) {
-                s.rc = HR_TOO_LARGE;
-                return s;
-            }
-            in_body = 1;
-            body_at = (size_t)h;
-        }
-        long long u = hr_body_feed(&b, in + body_at, have - body_at, s.body, sizeof s.body, &s.body_got);
-        if (u < 0) {
-            s.rc = u;
-            return s;
-        }
-        body_at += (size_t)u;
-        if (b.done)
-            break;
-        if (have == len && k > ncuts)
-            break;
-    }
-    if (in_body && !b.done && at_eof && hr_body_eof(&b) < 0) {
-        s.rc = HR_BAD;
-        return s;
-    }
-    if (in_body && b.done) {
-        s.rc = (long long)body_at;
-        s.body_len = b.body_len;
-    }
-    return s;
+    return feed_response(in, len, cuts, ncuts, 0, flags, at_eof, max_body);
 }
 
-static void same(const struct seen *a, const struct seen *b, size_t cut)
+static void same(const struct feed_seen *a, const struct feed_seen *b, size_t cut)
 {
     if (a->rc != b->rc || a->status != b->status || a->body_len != b->body_len ||
         a->conn_close != b->conn_close)
@@ -108,17 +43,17 @@ static void same(const struct seen *a, const struct seen *b, size_t cut)
 
 /* The input whole, split once at every point, and byte by byte must all
  * give the same result; returns the whole-input result. */
-static struct seen all_splits(const char *in, size_t len, unsigned flags, int at_eof,
+static struct feed_seen all_splits(const char *in, size_t len, unsigned flags, int at_eof,
                               unsigned long long max_body)
 {
-    struct seen whole = feed(in, len, NULL, 0, flags, at_eof, max_body);
+    struct feed_seen whole = feed(in, len, NULL, 0, flags, at_eof, max_body);
     size_t *bytes = malloc((len + 1) * sizeof *bytes);
     for (size_t cut = 0; cut <= len; cut++) {
-        struct seen one = feed(in, len, &cut, 1, flags, at_eof, max_body);
+        struct feed_seen one = feed(in, len, &cut, 1, flags, at_eof, max_body);
         same(&whole, &one, cut);
         bytes[cut] = cut;
     }
-    struct seen each = feed(in, len, bytes, len + 1, flags, at_eof, max_body);
+    struct feed_seen each = feed(in, len, bytes, len + 1, flags, at_eof, max_body);
     same(&whole, &each, (size_t)-1);
     free(bytes);
     return whole;
@@ -129,7 +64,7 @@ static struct seen all_splits(const char *in, size_t len, unsigned flags, int at
 static void t_content_length(void)
 {
     static const char in[] = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\npongNEXT";
-    struct seen s = all_splits(IN(in), 0, 0, HR_BODY_UNLIMITED);
+    struct feed_seen s = all_splits(IN(in), 0, 0, HR_BODY_UNLIMITED);
     CU_ASSERT_EQUAL(s.status, 200);
     CU_ASSERT_EQUAL(s.rc, (long long)sizeof in - 1 - 4); /* NEXT is the next response's */
     CU_ASSERT_EQUAL(s.body_len, 4);
@@ -141,7 +76,7 @@ static void t_chunked(void)
 {
     static const char in[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
                              "4;ext=1\r\npong\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\nNEXT";
-    struct seen s = all_splits(IN(in), 0, 0, HR_BODY_UNLIMITED);
+    struct feed_seen s = all_splits(IN(in), 0, 0, HR_BODY_UNLIMITED);
     CU_ASSERT_EQUAL(s.rc, (long long)sizeof in - 1 - 4);
     CU_ASSERT_EQUAL(s.body_len, 14);
     CU_ASSERT(memcmp(s.body, "pong0123456789", 14) == 0);
@@ -154,7 +89,7 @@ static void t_chunked(void)
 static void t_close_delimited(void)
 {
     static const char in[] = "HTTP/1.0 200 OK\nKeep-Alive: timeout=5, max=9\n\nhello";
-    struct seen s = all_splits(IN(in), 0, 1, HR_BODY_UNLIMITED);
+    struct feed_seen s = all_splits(IN(in), 0, 1, HR_BODY_UNLIMITED);
     CU_ASSERT_EQUAL(s.rc, (long long)sizeof in - 1);
     CU_ASSERT_EQUAL(s.body_len, 5);
     CU_ASSERT_EQUAL(s.keep_alive_timeout, 5);
@@ -199,7 +134,7 @@ static void t_garbage(void)
         "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2x\r\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        struct seen s = all_splits(bad[i], strlen(bad[i]), 0, 0, HR_BODY_UNLIMITED);
+        struct feed_seen s = all_splits(bad[i], strlen(bad[i]), 0, 0, HR_BODY_UNLIMITED);
         if (s.rc != HR_BAD)
             fprintf(stderr, "\n  bad[%zu] gave %lld\n", i, s.rc);
         CU_ASSERT_EQUAL(s.rc, HR_BAD);

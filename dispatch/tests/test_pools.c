@@ -28,19 +28,6 @@ struct gate {
     int finished;   /* tasks that went through it */
 };
 
-static void gate_init(struct gate *g)
-{
-    memset(g, 0, sizeof *g);
-    g->mu = os_mutex_new();
-    g->cv = os_cond_new();
-}
-
-static void gate_destroy(struct gate *g)
-{
-    os_cond_free(g->cv);
-    os_mutex_free(g->mu);
-}
-
 static void gate_task(void *arg)
 {
     struct gate *g = arg;
@@ -53,6 +40,21 @@ static void gate_task(void *arg)
     g->finished++;
     os_cond_broadcast(g->cv);
     os_mutex_unlock(g->mu);
+}
+
+/* Set g up, closed; returns the task that waits on it. */
+static struct dispatch_task gate_init(struct gate *g)
+{
+    memset(g, 0, sizeof *g);
+    g->mu = os_mutex_new();
+    g->cv = os_cond_new();
+    return (struct dispatch_task){ gate_task, g };
+}
+
+static void gate_destroy(struct gate *g)
+{
+    os_cond_free(g->cv);
+    os_mutex_free(g->mu);
 }
 
 static void gate_wait_started(struct gate *g, int n)
@@ -91,9 +93,7 @@ static void test_bpool_queue_full(void)
     struct bpool_stats s;
     struct dispatch_task t;
 
-    gate_init(&g);
-    t.run = gate_task;
-    t.arg = &g;
+    t = gate_init(&g);
     p = bpool_new(err, 1, 2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL(bpool_submit(p, t), SUBMIT_OK);
@@ -137,9 +137,7 @@ static void test_bpool_drain_runs_accepted_work(void)
     os_thread *th;
     int i;
 
-    gate_init(&g);
-    t.run = gate_task;
-    t.arg = &g;
+    t = gate_init(&g);
     p = bpool_new(err, 1, 8);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     for (i = 0; i < 6; i++)
@@ -182,9 +180,7 @@ static void test_gpool_first_item_fills_minimum(void)
     struct gpool_stats s;
     struct dispatch_task t;
 
-    gate_init(&g);
-    t.run = gate_task;
-    t.arg = &g;
+    t = gate_init(&g);
     p = gpool_new(err, 4, 64, 60000);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     gpool_get_stats(p, &s);
@@ -208,9 +204,7 @@ static void test_gpool_grows_to_maximum_only(void)
     struct dispatch_task t;
     int i;
 
-    gate_init(&g);
-    t.run = gate_task;
-    t.arg = &g;
+    t = gate_init(&g);
     p = gpool_new(err, 1, 3, 60000);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     for (i = 0; i < 6; i++)

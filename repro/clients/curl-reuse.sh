@@ -11,9 +11,7 @@ set -u
 kit_name=${0##*/} kit_name=${kit_name%.sh}
 # shellcheck source=scripts/lib.sh
 source "${0%/*}/../../scripts/lib.sh"
-require_command curl curl
-require_command /usr/bin/python3 python3
-[ $# -ge 2 ] || { echo "usage: curl-reuse.sh HOST PORT [N]" >&2; exit 1; }
+require_client curl curl 2 "curl-reuse.sh HOST PORT [N]" "$@"
 HOST=$1 PORT=$2 N=${3:-10}
 URLS=()
 for _ in $(seq 1 "$N"); do URLS+=(-o /dev/null "http://$HOST:$PORT/ping"); done

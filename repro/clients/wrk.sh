@@ -9,9 +9,7 @@ set -u
 kit_name=${0##*/} kit_name=${kit_name%.sh}
 # shellcheck source=scripts/lib.sh
 source "${0%/*}/../../scripts/lib.sh"
-require_command wrk wrk
-require_command /usr/bin/python3 python3
-[ $# -ge 4 ] || { echo "usage: wrk.sh HOST PORT CONNS DURATION_S" >&2; exit 1; }
+require_client wrk wrk 4 "wrk.sh HOST PORT CONNS DURATION_S" "$@"
 HOST=$1 PORT=$2 CONNS=$3 DUR=$4
 OUT=$(timeout $((DUR + 10)) wrk -t1 -c "$CONNS" -d "${DUR}s" --timeout 2s --latency "http://$HOST:$PORT/ping" 2>&1)
 RC=$?

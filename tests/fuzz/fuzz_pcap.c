@@ -8,6 +8,8 @@
  * the ladder of response 1 (to /dev/null).  A bad capture must end in a
  * one-line error (pa_run returns 1), never a crash, a leak or a hang.
  *
+ * stdout goes to /dev/null (stdout_null.c, linked in).
+ *
  * Build and run: tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,undefined, -lpcap).
  */
 #define PA_NO_MAIN
@@ -15,15 +17,6 @@
 #include "../../captures/pcap_analyse.c"
 
 #include <stdint.h>
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    if (!freopen("/dev/null", "w", stdout))
-        abort();
-    return 0;
-}
 
 /* One pass: 0 table, 1 JSON, 2 ladder of response 1. */
 static void run_once(const uint8_t *data, size_t size, int mode)

@@ -382,11 +382,10 @@ long srv_proc_kib(pid_t pid, const char *field)
     return v;
 }
 
-/* Bytes the server has not read yet on its end of our connection (the
- * Recv-Q of the socket with local port server_port and remote port
- * client_port in /proc/net/tcp), -1 if there is no such socket.  Lets a
- * case wait until the server has consumed what it sent, instead of sleeping. */
-long srv_unread(int server_port, int client_port)
+/* The Recv-Q of the first socket in /proc/net/tcp with local port
+ * lport_want and, when given, remote port rport_want (>= 0) and TCP state
+ * st_want (> 0); -1 if there is no such socket. */
+static long srv_proc_tcp_rxq(int lport_want, int rport_want, unsigned st_want)
 {
     FILE *f = fopen("/proc/net/tcp", "r");
     char line[512];
@@ -399,11 +398,21 @@ long srv_unread(int server_port, int client_port)
         unsigned long txq, rxq;
 
         if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
-            (int)lport == server_port && (int)rport == client_port)
+            (int)lport == lport_want && (rport_want < 0 || (int)rport == rport_want) &&
+            (st_want == 0 || st == st_want))
             q = (long)rxq;
     }
     fclose(f);
     return q;
+}
+
+/* Bytes the server has not read yet on its end of our connection (the
+ * Recv-Q of the socket with local port server_port and remote port
+ * client_port in /proc/net/tcp), -1 if there is no such socket.  Lets a
+ * case wait until the server has consumed what it sent, instead of sleeping. */
+long srv_unread(int server_port, int client_port)
+{
+    return srv_proc_tcp_rxq(server_port, client_port, 0);
 }
 
 /* Wait until the server has read everything sent on fd, up to ms:
@@ -426,22 +435,7 @@ int srv_wait_consumed(const struct srv *s, int fd, int ms)
  * LISTEN socket in /proc/net/tcp), -1 if not found. */
 long srv_accept_queue(int server_port)
 {
-    FILE *f = fopen("/proc/net/tcp", "r");
-    char line[512];
-    long q = -1;
-
-    if (!f)
-        return -1;
-    while (q < 0 && fgets(line, sizeof line, f)) {
-        unsigned lport, rport, st;
-        unsigned long txq, rxq;
-
-        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
-            (int)lport == server_port && st == 0x0A)
-            q = (long)rxq;
-    }
-    fclose(f);
-    return q;
+    return srv_proc_tcp_rxq(server_port, -1, 0x0A /* TCP_LISTEN */);
 }
 
 /* The server's fd per connection ID (1-based, accept order) from its log:

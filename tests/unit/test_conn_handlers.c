@@ -36,6 +36,8 @@
 static struct httpserver srv;
 static struct unit_response resp;
 
+/* srv with a handler of this mode (keep-alive on, one pool thread); a
+ * handler that cannot be created ends the test. */
 static struct conn_handler *make_handler(enum thread_mode mode)
 {
     char err[OS_ERR_LEN];
@@ -46,6 +48,7 @@ static struct conn_handler *make_handler(enum thread_mode mode)
     srv.props.keep_connection_timeout = 15000;
     srv.props.pool_threads = 1;
     srv.connection_handler = handler_create(&srv, err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv.connection_handler);
     return srv.connection_handler;
 }
 
@@ -63,6 +66,33 @@ static void expect_pong(int peer)
     ASSERT_MEM(resp.body, resp.body_len, "pong");
 }
 
+/* A connection whose peer has sent req, served once here on the test
+ * thread (HandleRequest) and answered; the test keeps it (u->c). */
+static void open_served(struct unit_conn *u, const char *req)
+{
+    unit_conn_open(u, &srv);
+    unit_write_str(u->peer, req);
+    connection_handle_request(u->c);
+    expect_pong(u->peer);
+}
+
+/* A connection whose peer has sent req (NULL: nothing yet), handed to h
+ * (HandleConnection), which owns and frees it from then on: u->c is
+ * cleared, the connection returned for the checks that follow. */
+static struct connection *hand_over(struct conn_handler *h, struct unit_conn *u,
+                                    const char *req)
+{
+    struct connection *c;
+
+    unit_conn_open(u, &srv);
+    c = u->c;
+    u->c = NULL;
+    if (req)
+        unit_write_str(u->peer, req);
+    handler_handle_connection(h, c);
+    return c;
+}
+
 /* ---- pool: CheckRequest -------------------------------------------------
  * The connection here is served once on the test thread and is not in the
  * handler's list; a task CheckRequest schedules runs on the pool's worker. */
@@ -73,11 +103,7 @@ static void test_pool_check_buffered_not_readable(void)
     struct unit_conn u;
     int r;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP GET_KEEP);
-    connection_handle_request(u.c);
-    expect_pong(u.peer);
+    open_served(&u, GET_KEEP GET_KEEP);
     ASSERT_INT(connection_buffered(u.c), strlen(GET_KEEP));
     ASSERT_INT(socket_stream_can_read(connection_socket(u.c), 0), 0);
     /* B2 in pool mode: the zero-timeout test ignores FBuffer on stock. */
@@ -100,11 +126,7 @@ static void test_pool_check_readable(void)
     struct unit_conn u;
     int r;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP);
-    connection_handle_request(u.c);
-    expect_pong(u.peer);
+    open_served(&u, GET_KEEP);
     /* Nothing buffered, nothing readable: not scheduled. */
     ASSERT_INT(handler_pooled_check_request_for_test(h, u.c), 0);
     unit_write_str(u.peer, GET_KEEP);
@@ -123,11 +145,7 @@ static void test_pool_check_not_allowed(void)
     struct conn_handler *h = make_handler(TM_POOL);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP);
-    connection_handle_request(u.c);
-    expect_pong(u.peer);
+    open_served(&u, GET_KEEP);
     unit_write_str(u.peer, GET_KEEP);
     /* Readable, but busy / server inactive / keep-alive off: left alone. */
     atomic_store(&u.c->busy, 1);
@@ -150,12 +168,8 @@ static void test_pool_check_keep_alive_expired(void)
     struct unit_conn u;
     int r;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     srv.props.keep_connection_timeout = 1;
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP);
-    connection_handle_request(u.c);
-    expect_pong(u.peer);
+    open_served(&u, GET_KEEP);
     /* Even with a request waiting, an expired connection is removed. */
     unit_write_str(u.peer, GET_KEEP);
     atomic_store(&u.c->last_request_time, 0);
@@ -195,15 +209,10 @@ static void test_pool_task_serves_next_request(void)
     struct connection *c;
 
     h = make_handler(TM_POOL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     /* Long enough that the task is surely still waiting when the second
      * request comes: a deadline, not a measurement. */
     srv.props.keep_connection_idle_timeout = 20000;
-    unit_conn_open(&u, &srv);
-    c = u.c;
-    u.c = NULL;
-    unit_write_str(u.peer, GET_KEEP);
-    handler_handle_connection(h, c);
+    c = hand_over(h, &u, GET_KEEP);
     expect_pong(u.peer);
     unit_write_str(u.peer, GET_CLOSE);
     if (!KIT_FIXED_B6) {
@@ -225,12 +234,7 @@ static void test_pool_idle_recheck_only_from_check_requests(void)
     struct unit_conn u;
     struct connection *c;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    c = u.c;
-    u.c = NULL; /* handed over: the handler frees it */
-    unit_write_str(u.peer, GET_KEEP);
-    handler_handle_connection(h, c);
+    c = hand_over(h, &u, GET_KEEP);
     expect_pong(u.peer);
     ASSERT_INT(handler_get_active_connection_count(h), 1);
     wait_task_let_go(c);
@@ -258,11 +262,7 @@ static void test_pool_first_request_and_close(void)
     struct conn_handler *h = make_handler(TM_POOL);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_CLOSE);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, GET_CLOSE);
     /* HandleConnection schedules the first request at once. */
     expect_pong(u.peer);
     ASSERT_INT(unit_read_eof(u.peer), 1);
@@ -283,7 +283,6 @@ static void test_pool_first_request_and_close(void)
 static void idle_in_pool(struct conn_handler *h, struct unit_conn *u)
 {
     struct connection *c;
-    long spins = 0;
 
     unit_conn_open(u, &srv);
     unit_watch_fd(-1);
@@ -292,9 +291,7 @@ static void idle_in_pool(struct conn_handler *h, struct unit_conn *u)
     handler_handle_connection(h, c);
     expect_pong(u->peer);
     /* Back in the idle list once its task let go (ConnectionDone). */
-    while (atomic_load(&c->in_pool_task) && ++spins < 100000000L)
-        sched_yield();
-    ASSERT_INT(atomic_load(&c->in_pool_task), 0);
+    wait_task_let_go(c);
 }
 
 struct checker {
@@ -322,7 +319,6 @@ static void test_pool_b7_check_requests_lock_order(void)
     pthread_t t;
     long spins = 0;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     idle_in_pool(h, &a);
     idle_in_pool(h, &b);
     snprintf(close_b, sizeof close_b, "close conn=%llu ",
@@ -347,7 +343,10 @@ static void test_pool_b7_check_requests_lock_order(void)
         ASSERT_INT(threadpool_set_max_threads(handler_pool(h), 2), 0);
     }
     pthread_join(t, NULL);
-    while (handler_get_active_connection_count(h) > 0 && ++spins < 100000000L)
+    /* ConnectionDone takes the connection off the list before its task
+     * logs the close: wait for both. */
+    while ((handler_get_active_connection_count(h) > 0 || unit_log_count(close_b) == 0) &&
+           ++spins < 100000000L)
         sched_yield();
     ASSERT_INT(handler_get_active_connection_count(h), 0);
     ASSERT_INT(unit_log_count(close_b), 1);
@@ -362,14 +361,12 @@ static void test_polled_b2_buffered_request(void)
 {
     struct conn_handler *h = make_handler(TM_POLLED);
     struct unit_conn u;
+    struct connection *c;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP GET_KEEP);
     /* The request is already there: served at once, on this thread. */
-    handler_handle_connection(h, u.c);
+    c = hand_over(h, &u, GET_KEEP GET_KEEP);
     expect_pong(u.peer);
-    ASSERT_INT(connection_buffered(u.c), strlen(GET_KEEP));
+    ASSERT_INT(connection_buffered(c), strlen(GET_KEEP));
     handler_check_requests(h);
     /* B2 in polled mode: the tick does not see the buffered request. */
     ASSERT_INT(unit_requests_seen(), 1 + KIT_FIXED_B2);
@@ -377,7 +374,6 @@ static void test_polled_b2_buffered_request(void)
         expect_pong(u.peer);
     ASSERT_INT(unit_readable_now(u.peer), 0);
     ASSERT_INT(handler_get_active_connection_count(h), 1);
-    u.c = NULL;
     free_handler(); /* closes the idle connection */
     ASSERT_INT(unit_read_eof(u.peer), 1);
     unit_conn_close(&u);
@@ -388,10 +384,7 @@ static void test_polled_waits_for_first_request(void)
     struct conn_handler *h = make_handler(TM_POLLED);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, NULL);
     /* Not served, not reaped: its first request has not arrived. */
     handler_check_requests(h);
     ASSERT_INT(handler_get_active_connection_count(h), 1);
@@ -413,13 +406,8 @@ static void test_polled_keep_alive_expiry(void)
     struct unit_conn u;
     struct connection *c;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     srv.props.keep_connection_timeout = 1;
-    unit_conn_open(&u, &srv);
-    c = u.c;
-    u.c = NULL;
-    unit_write_str(u.peer, GET_KEEP);
-    handler_handle_connection(h, c);
+    c = hand_over(h, &u, GET_KEEP);
     expect_pong(u.peer);
     ASSERT_INT(atomic_load(&c->keep_alive), 1);
     /* Long ago (0 would mean "never served": not reaped, as upstream). */
@@ -452,15 +440,11 @@ static void test_thread_b2_pipelined(void)
     struct conn_handler *h = make_handler(TM_THREAD);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     /* The keep-alive loop ends after 100 ms without a request; the idle
      * select() waits 1 ms.  Both only bound how long the test runs. */
     srv.props.keep_connection_timeout = 100;
     srv.props.keep_connection_idle_timeout = 1;
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP GET_KEEP GET_KEEP);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, GET_KEEP GET_KEEP GET_KEEP);
     /* Stock: 1 response, then silence until the keep-alive time-out
      * closes.  With buffer-aware-pending all three are answered. */
     ASSERT_INT(responses_until_eof(u.peer, 5), KIT_FIXED_B2 ? 3 : 1);
@@ -475,11 +459,7 @@ static void test_thread_sequential_keep_alive(void)
     struct conn_handler *h = make_handler(TM_THREAD);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, GET_KEEP);
     expect_pong(u.peer);
     /* The socket becomes readable: RequestPending sees it on every variant. */
     unit_write_str(u.peer, GET_KEEP);
@@ -497,12 +477,8 @@ static void test_thread_timeout_zero_closes(void)
     struct conn_handler *h = make_handler(TM_THREAD);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     srv.props.keep_connection_timeout = 0; /* upstream's default */
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, GET_KEEP);
     expect_pong(u.peer);
     /* B4: closed after one response; only the fix says so. */
     ASSERT_STR(unit_response_header(&resp, "Connection"),
@@ -519,11 +495,7 @@ static void test_none_one_request_then_close(void)
     struct conn_handler *h = make_handler(TM_NONE);
     struct unit_conn u;
 
-    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    unit_conn_open(&u, &srv);
-    unit_write_str(u.peer, GET_KEEP GET_KEEP);
-    handler_handle_connection(h, u.c);
-    u.c = NULL;
+    hand_over(h, &u, GET_KEEP GET_KEEP);
     ASSERT_INT(handler_get_active_connection_count(h), 0);
     ASSERT_INT(responses_until_eof(u.peer, 3), 1);
     ASSERT_INT(resp.eof, 1);
@@ -532,26 +504,25 @@ static void test_none_one_request_then_close(void)
     unit_conn_close(&u);
 }
 
+static const struct unit_test conn_handlers_tests[] = {
+    { "b2_pool_check_buffered_not_readable", test_pool_check_buffered_not_readable },
+    { "pool_check_readable", test_pool_check_readable },
+    { "pool_check_not_allowed", test_pool_check_not_allowed },
+    { "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired },
+    { "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests },
+    { "pool_first_request_and_close", test_pool_first_request_and_close },
+    { "b6_pool_task_serves_next_request", test_pool_task_serves_next_request },
+    { "b7_pool_check_requests_lock_order", test_pool_b7_check_requests_lock_order },
+    { "b2_polled_buffered_request", test_polled_b2_buffered_request },
+    { "polled_waits_for_first_request", test_polled_waits_for_first_request },
+    { "polled_keep_alive_expiry", test_polled_keep_alive_expiry },
+    { "b2_thread_pipelined", test_thread_b2_pipelined },
+    { "thread_sequential_keep_alive", test_thread_sequential_keep_alive },
+    { "b4_thread_timeout_zero_closes", test_thread_timeout_zero_closes },
+    { "none_one_request_then_close", test_none_one_request_then_close },
+};
+
 int unit_register_conn_handlers(void)
 {
-    CU_pSuite s = CU_add_suite("conn_handlers", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "b2_pool_check_buffered_not_readable", test_pool_check_buffered_not_readable) ||
-        !CU_add_test(s, "pool_check_readable", test_pool_check_readable) ||
-        !CU_add_test(s, "pool_check_not_allowed", test_pool_check_not_allowed) ||
-        !CU_add_test(s, "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired) ||
-        !CU_add_test(s, "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests) ||
-        !CU_add_test(s, "pool_first_request_and_close", test_pool_first_request_and_close) ||
-        !CU_add_test(s, "b6_pool_task_serves_next_request", test_pool_task_serves_next_request) ||
-        !CU_add_test(s, "b7_pool_check_requests_lock_order", test_pool_b7_check_requests_lock_order) ||
-        !CU_add_test(s, "b2_polled_buffered_request", test_polled_b2_buffered_request) ||
-        !CU_add_test(s, "polled_waits_for_first_request", test_polled_waits_for_first_request) ||
-        !CU_add_test(s, "polled_keep_alive_expiry", test_polled_keep_alive_expiry) ||
-        !CU_add_test(s, "b2_thread_pipelined", test_thread_b2_pipelined) ||
-        !CU_add_test(s, "thread_sequential_keep_alive", test_thread_sequential_keep_alive) ||
-        !CU_add_test(s, "b4_thread_timeout_zero_closes", test_thread_timeout_zero_closes) ||
-        !CU_add_test(s, "none_one_request_then_close", test_none_one_request_then_close))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("conn_handlers", NULL, conn_handlers_tests);
 }

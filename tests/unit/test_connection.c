@@ -773,38 +773,37 @@ static void test_idle_timeout_fallback(void)
     finish();
 }
 
+static const struct unit_test connection_tests[] = {
+    { "read_string_one_write", test_read_string_one_write },
+    { "read_string_in_pieces", test_read_string_in_pieces },
+    { "read_string_byte_per_read", test_read_string_byte_per_read },
+    { "read_string_end_of_stream", test_read_string_end_of_stream },
+    { "line_length_limit_431", test_line_length_limit },
+    { "line_too_long_request", test_line_too_long_request },
+    { "header_count_limit_400", test_header_count_limit },
+    { "headers_parsed", test_headers_parsed },
+    { "bad_start_line_400", test_bad_start_line },
+    { "strict_ascii_url", test_strict_ascii_url },
+    { "control_byte_400", test_control_byte_400 },
+    { "invalid_method_400", test_invalid_method_400 },
+    { "body_read_timeout_408", test_body_read_timeout_408 },
+    { "body_too_large_413", test_body_too_large },
+    { "body_over_several_reads", test_body_over_several_reads },
+    { "body_cut_short", test_body_cut_short },
+    { "request_read_timeout_408", test_request_read_timeout },
+    { "quiet_connection_is_empty_request", test_quiet_connection_is_empty_request },
+    { "peer_close_is_empty_request", test_peer_close_is_empty_request },
+    { "keep_alive_flag", test_keep_alive_flag },
+    { "b4_announce_close_modes", test_announce_close_modes },
+    { "b2_pipelined_request_pending", test_b2_pipelined_request_pending },
+    { "b5_post_then_get", test_b5_post_then_get },
+    { "b3_writes_per_response", test_b3_writes_per_response },
+    { "socket_setup", test_socket_setup },
+    { "ids_and_log", test_ids_and_log },
+    { "idle_timeout_fallback", test_idle_timeout_fallback },
+};
+
 int unit_register_connection(void)
 {
-    CU_pSuite s = CU_add_suite("connection", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "read_string_one_write", test_read_string_one_write) ||
-        !CU_add_test(s, "read_string_in_pieces", test_read_string_in_pieces) ||
-        !CU_add_test(s, "read_string_byte_per_read", test_read_string_byte_per_read) ||
-        !CU_add_test(s, "read_string_end_of_stream", test_read_string_end_of_stream) ||
-        !CU_add_test(s, "line_length_limit_431", test_line_length_limit) ||
-        !CU_add_test(s, "line_too_long_request", test_line_too_long_request) ||
-        !CU_add_test(s, "header_count_limit_400", test_header_count_limit) ||
-        !CU_add_test(s, "headers_parsed", test_headers_parsed) ||
-        !CU_add_test(s, "bad_start_line_400", test_bad_start_line) ||
-        !CU_add_test(s, "strict_ascii_url", test_strict_ascii_url) ||
-        !CU_add_test(s, "control_byte_400", test_control_byte_400) ||
-        !CU_add_test(s, "invalid_method_400", test_invalid_method_400) ||
-        !CU_add_test(s, "body_read_timeout_408", test_body_read_timeout_408) ||
-        !CU_add_test(s, "body_too_large_413", test_body_too_large) ||
-        !CU_add_test(s, "body_over_several_reads", test_body_over_several_reads) ||
-        !CU_add_test(s, "body_cut_short", test_body_cut_short) ||
-        !CU_add_test(s, "request_read_timeout_408", test_request_read_timeout) ||
-        !CU_add_test(s, "quiet_connection_is_empty_request", test_quiet_connection_is_empty_request) ||
-        !CU_add_test(s, "peer_close_is_empty_request", test_peer_close_is_empty_request) ||
-        !CU_add_test(s, "keep_alive_flag", test_keep_alive_flag) ||
-        !CU_add_test(s, "b4_announce_close_modes", test_announce_close_modes) ||
-        !CU_add_test(s, "b2_pipelined_request_pending", test_b2_pipelined_request_pending) ||
-        !CU_add_test(s, "b5_post_then_get", test_b5_post_then_get) ||
-        !CU_add_test(s, "b3_writes_per_response", test_b3_writes_per_response) ||
-        !CU_add_test(s, "socket_setup", test_socket_setup) ||
-        !CU_add_test(s, "ids_and_log", test_ids_and_log) ||
-        !CU_add_test(s, "idle_timeout_fallback", test_idle_timeout_fallback))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("connection", NULL, connection_tests);
 }

@@ -15,15 +15,6 @@
 #include "ssockets.h"
 #include "unit.h"
 
-/* The fixed answer DoOnAllowConnect writes at the cap. */
-static const char expected_503[] =
-    "HTTP/1.1 503 Service Unavailable\r\n"
-    "Content-Type: text/plain\r\n"
-    "Retry-After: 30\r\n"
-    "Connection: close\r\n"
-    "\r\n"
-    "Server is temporarily overloaded. Please try again shortly.";
-
 static struct httpserver srv;
 static struct unit_response resp;
 
@@ -114,8 +105,7 @@ static void test_at_cap_sends_503(void)
     capped_open(&k, 1);
     ASSERT_INT(httpserver_do_on_allow_connect(&srv, k.incoming[0]), 0);
     n = drain(k.incoming[1], k.incoming[0], buf, sizeof buf);
-    unit_assert_mem(buf, n, expected_503, sizeof expected_503 - 1,
-                    "503 bytes", __FILE__, __LINE__);
+    ASSERT_MEM(buf, n, httpserver_error_503);
     CU_ASSERT(memmem(buf, n, "\r\nConnection: close\r\n", 21) != NULL);
     capped_close(&k);
 }
@@ -186,8 +176,7 @@ static void test_cap_comes_before_user_hook(void)
     ASSERT_INT(httpserver_do_on_allow_connect(&srv, k.incoming[0]), 0);
     ASSERT_INT(hk.calls, 0);
     n = drain(k.incoming[1], k.incoming[0], buf, sizeof buf);
-    unit_assert_mem(buf, n, expected_503, sizeof expected_503 - 1,
-                    "503 bytes", __FILE__, __LINE__);
+    ASSERT_MEM(buf, n, httpserver_error_503);
     capped_close(&k);
 }
 
@@ -435,26 +424,25 @@ static void test_defaults(void)
     CU_ASSERT_PTR_NULL(srv.on_allow_connect);
 }
 
+static const struct unit_test httpserver_tests[] = {
+    { "defaults", test_defaults },
+    { "below_cap_allows", test_below_cap_allows },
+    { "at_cap_sends_503", test_at_cap_sends_503 },
+    { "at_cap_without_503", test_at_cap_without_503 },
+    { "no_cap", test_no_cap },
+    { "b1_user_hook_refusing", test_user_hook_refusing },
+    { "b1_user_hook_allowing", test_user_hook_allowing },
+    { "b1_cap_comes_before_user_hook", test_cap_comes_before_user_hook },
+    { "b6_create_server_socket_idle_tick", test_create_server_socket_idle_tick },
+    { "create_server_socket_wiring", test_create_server_socket_wiring },
+    { "get_socket_handler", test_get_socket_handler },
+    { "do_connect_none_mode", test_do_connect_none_mode },
+    { "do_accept_idle_polled", test_do_accept_idle_polled },
+    { "accept_path_end_to_end", test_accept_path_end_to_end },
+    { "start_bad_address", test_start_bad_address },
+};
+
 int unit_register_httpserver(void)
 {
-    CU_pSuite s = CU_add_suite("httpserver", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "defaults", test_defaults) ||
-        !CU_add_test(s, "below_cap_allows", test_below_cap_allows) ||
-        !CU_add_test(s, "at_cap_sends_503", test_at_cap_sends_503) ||
-        !CU_add_test(s, "at_cap_without_503", test_at_cap_without_503) ||
-        !CU_add_test(s, "no_cap", test_no_cap) ||
-        !CU_add_test(s, "b1_user_hook_refusing", test_user_hook_refusing) ||
-        !CU_add_test(s, "b1_user_hook_allowing", test_user_hook_allowing) ||
-        !CU_add_test(s, "b1_cap_comes_before_user_hook", test_cap_comes_before_user_hook) ||
-        !CU_add_test(s, "b6_create_server_socket_idle_tick", test_create_server_socket_idle_tick) ||
-        !CU_add_test(s, "create_server_socket_wiring", test_create_server_socket_wiring) ||
-        !CU_add_test(s, "get_socket_handler", test_get_socket_handler) ||
-        !CU_add_test(s, "do_connect_none_mode", test_do_connect_none_mode) ||
-        !CU_add_test(s, "do_accept_idle_polled", test_do_accept_idle_polled) ||
-        !CU_add_test(s, "accept_path_end_to_end", test_accept_path_end_to_end) ||
-        !CU_add_test(s, "start_bad_address", test_start_bad_address))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("httpserver", NULL, httpserver_tests);
 }

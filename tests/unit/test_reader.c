@@ -399,30 +399,29 @@ static void test_same_text(void)
     ASSERT_INT(reader_same_text("abc", 3, "abd"), 0);
 }
 
+static const struct unit_test reader_tests[] = {
+    { "scan_whole_line", test_scan_whole_line },
+    { "scan_empty_line", test_scan_empty_line },
+    { "scan_no_line_end", test_scan_no_line_end },
+    { "scan_cr_split_across_chunks", test_scan_cr_split_across_chunks },
+    { "scan_cr_then_other_byte", test_scan_cr_then_other_byte },
+    { "scan_bare_lf_is_data", test_scan_bare_lf_is_data },
+    { "scan_every_split_point", test_scan_every_split_point },
+    { "start_line_words", test_start_line_words },
+    { "start_line_missing_version", test_start_line_missing_version },
+    { "start_line_bad_version", test_start_line_bad_version },
+    { "start_line_double_space", test_start_line_double_space },
+    { "start_line_strict_ascii", test_start_line_strict_ascii },
+    { "start_line_not_strict", test_start_line_not_strict },
+    { "start_line_method", test_start_line_method },
+    { "illegal_control_char", test_illegal_control_char },
+    { "split_header", test_split_header },
+    { "content_length", test_content_length },
+    { "keep_alive_rules", test_keep_alive_rules },
+    { "same_text", test_same_text },
+};
+
 int unit_register_reader(void)
 {
-    CU_pSuite s = CU_add_suite("reader", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "scan_whole_line", test_scan_whole_line) ||
-        !CU_add_test(s, "scan_empty_line", test_scan_empty_line) ||
-        !CU_add_test(s, "scan_no_line_end", test_scan_no_line_end) ||
-        !CU_add_test(s, "scan_cr_split_across_chunks", test_scan_cr_split_across_chunks) ||
-        !CU_add_test(s, "scan_cr_then_other_byte", test_scan_cr_then_other_byte) ||
-        !CU_add_test(s, "scan_bare_lf_is_data", test_scan_bare_lf_is_data) ||
-        !CU_add_test(s, "scan_every_split_point", test_scan_every_split_point) ||
-        !CU_add_test(s, "start_line_words", test_start_line_words) ||
-        !CU_add_test(s, "start_line_missing_version", test_start_line_missing_version) ||
-        !CU_add_test(s, "start_line_bad_version", test_start_line_bad_version) ||
-        !CU_add_test(s, "start_line_double_space", test_start_line_double_space) ||
-        !CU_add_test(s, "start_line_strict_ascii", test_start_line_strict_ascii) ||
-        !CU_add_test(s, "start_line_not_strict", test_start_line_not_strict) ||
-        !CU_add_test(s, "start_line_method", test_start_line_method) ||
-        !CU_add_test(s, "illegal_control_char", test_illegal_control_char) ||
-        !CU_add_test(s, "split_header", test_split_header) ||
-        !CU_add_test(s, "content_length", test_content_length) ||
-        !CU_add_test(s, "keep_alive_rules", test_keep_alive_rules) ||
-        !CU_add_test(s, "same_text", test_same_text))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("reader", NULL, reader_tests);
 }

@@ -78,15 +78,14 @@ static void test_content_length_header(void)
     request_free(NULL);
 }
 
+static const struct unit_test request_tests[] = {
+    { "start_line_fields", test_start_line_fields },
+    { "fields", test_fields },
+    { "many_fields_grow", test_many_fields_grow },
+    { "content_length_header", test_content_length_header },
+};
+
 int unit_register_request(void)
 {
-    CU_pSuite s = CU_add_suite("request", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "start_line_fields", test_start_line_fields) ||
-        !CU_add_test(s, "fields", test_fields) ||
-        !CU_add_test(s, "many_fields_grow", test_many_fields_grow) ||
-        !CU_add_test(s, "content_length_header", test_content_length_header))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("request", NULL, request_tests);
 }

@@ -150,18 +150,17 @@ static void test_send_large_body(void)
     free(got);
 }
 
+static const struct unit_test response_tests[] = {
+    { "format_headers", test_format_headers },
+    { "set_header", test_set_header },
+    { "status_text", test_status_text },
+    { "set_content", test_set_content },
+    { "send_small_body", test_send_small_body },
+    { "send_no_body", test_send_no_body },
+    { "send_large_body", test_send_large_body },
+};
+
 int unit_register_response(void)
 {
-    CU_pSuite s = CU_add_suite("response", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "format_headers", test_format_headers) ||
-        !CU_add_test(s, "set_header", test_set_header) ||
-        !CU_add_test(s, "status_text", test_status_text) ||
-        !CU_add_test(s, "set_content", test_set_content) ||
-        !CU_add_test(s, "send_small_body", test_send_small_body) ||
-        !CU_add_test(s, "send_no_body", test_send_no_body) ||
-        !CU_add_test(s, "send_large_body", test_send_large_body))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("response", NULL, response_tests);
 }

@@ -559,28 +559,27 @@ static void test_listen_errors(void)
     ASSERT_INT(s.fd, -1);
 }
 
+static const struct unit_test ssockets_tests[] = {
+    { "handler_accept", test_handler_accept },
+    { "stream_new_free", test_stream_new_free },
+    { "can_read_and_read", test_can_read_and_read },
+    { "b8_can_read_high_descriptor", test_b8_can_read_high_descriptor },
+    { "write_buffer_loops_on_short_writes", test_write_buffer_loops_on_short_writes },
+    { "write_buffer_large_small_sndbuf", test_write_buffer_large_small_sndbuf },
+    { "write_buffer_real_short_write_then_timeout", test_write_buffer_real_short_write_then_timeout },
+    { "write_buffer_peer_closed", test_write_buffer_peer_closed },
+    { "set_io_timeout", test_set_io_timeout },
+    { "accept_connection", test_accept_connection },
+    { "accept_emfile_waited_out", test_accept_emfile_waited_out },
+    { "can_read_sets_last_error", test_can_read_sets_last_error },
+    { "accept_idle_tick", test_accept_idle_tick },
+    { "accept_refused_by_query", test_accept_refused_by_query },
+    { "accept_refused_by_handler", test_accept_refused_by_handler },
+    { "accept_default_handler", test_accept_default_handler },
+    { "listen_errors", test_listen_errors },
+};
+
 int unit_register_ssockets(void)
 {
-    CU_pSuite s = CU_add_suite("ssockets", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "handler_accept", test_handler_accept) ||
-        !CU_add_test(s, "stream_new_free", test_stream_new_free) ||
-        !CU_add_test(s, "can_read_and_read", test_can_read_and_read) ||
-        !CU_add_test(s, "b8_can_read_high_descriptor", test_b8_can_read_high_descriptor) ||
-        !CU_add_test(s, "write_buffer_loops_on_short_writes", test_write_buffer_loops_on_short_writes) ||
-        !CU_add_test(s, "write_buffer_large_small_sndbuf", test_write_buffer_large_small_sndbuf) ||
-        !CU_add_test(s, "write_buffer_real_short_write_then_timeout", test_write_buffer_real_short_write_then_timeout) ||
-        !CU_add_test(s, "write_buffer_peer_closed", test_write_buffer_peer_closed) ||
-        !CU_add_test(s, "set_io_timeout", test_set_io_timeout) ||
-        !CU_add_test(s, "accept_connection", test_accept_connection) ||
-        !CU_add_test(s, "accept_emfile_waited_out", test_accept_emfile_waited_out) ||
-        !CU_add_test(s, "can_read_sets_last_error", test_can_read_sets_last_error) ||
-        !CU_add_test(s, "accept_idle_tick", test_accept_idle_tick) ||
-        !CU_add_test(s, "accept_refused_by_query", test_accept_refused_by_query) ||
-        !CU_add_test(s, "accept_refused_by_handler", test_accept_refused_by_handler) ||
-        !CU_add_test(s, "accept_default_handler", test_accept_default_handler) ||
-        !CU_add_test(s, "listen_errors", test_listen_errors))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("ssockets", NULL, ssockets_tests);
 }

@@ -230,18 +230,16 @@ static void test_new_rejects_bad_counts(void)
     threadpool_free(NULL);
 }
 
+static const struct unit_test threadpool_tests[] = {
+    { "runs_each_task_once", test_runs_each_task_once },
+    { "min_and_max_threads", test_min_and_max_threads },
+    { "b7_add_task_loops_until_a_thread_is_free", test_add_task_loops_until_a_thread_is_free },
+    { "add_timeout_without_queue", test_add_timeout_without_queue },
+    { "free_waits_for_running_task", test_free_waits_for_running_task },
+    { "new_rejects_bad_counts", test_new_rejects_bad_counts },
+};
+
 int unit_register_threadpool(void)
 {
-    CU_pSuite s = CU_add_suite("threadpool", NULL, NULL);
-
-    if (!s ||
-        !CU_add_test(s, "runs_each_task_once", test_runs_each_task_once) ||
-        !CU_add_test(s, "min_and_max_threads", test_min_and_max_threads) ||
-        !CU_add_test(s, "b7_add_task_loops_until_a_thread_is_free",
-                     test_add_task_loops_until_a_thread_is_free) ||
-        !CU_add_test(s, "add_timeout_without_queue", test_add_timeout_without_queue) ||
-        !CU_add_test(s, "free_waits_for_running_task", test_free_waits_for_running_task) ||
-        !CU_add_test(s, "new_rejects_bad_counts", test_new_rejects_bad_counts))
-        return -1;
-    return 0;
+    return UNIT_ADD_SUITE("threadpool", NULL, threadpool_tests);
 }

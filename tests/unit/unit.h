@@ -43,6 +43,21 @@ struct http_response;
 
 /* ---- suites (one per server-min module) -------------------------------- */
 
+/* One test of a suite: its CUnit name (what `unit SUITE TEST` takes) and
+ * its function. */
+struct unit_test {
+    const char *name;
+    CU_TestFunc fn;
+};
+
+/* Add suite name (no init; cleanup may be NULL) with its n tests in order.
+ * 0, or -1 when CUnit refused (CU_get_error_msg says why). */
+int unit_add_suite(const char *name, CU_CleanupFunc cleanup,
+                   const struct unit_test *tests, size_t n);
+/* What every unit_register_* is: a suite from a static table. */
+#define UNIT_ADD_SUITE(name, cleanup, tests) \
+    unit_add_suite((name), (cleanup), (tests), sizeof(tests) / sizeof((tests)[0]))
+
 int unit_register_reader(void);
 int unit_register_request(void);
 int unit_register_response(void);

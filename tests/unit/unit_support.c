@@ -23,6 +23,22 @@
 #include "response.h"
 #include "ssockets.h"
 
+/* ---- suites ------------------------------------------------------------ */
+
+int unit_add_suite(const char *name, CU_CleanupFunc cleanup,
+                   const struct unit_test *tests, size_t n)
+{
+    CU_pSuite s = CU_add_suite(name, NULL, cleanup);
+    size_t i;
+
+    if (!s)
+        return -1;
+    for (i = 0; i < n; i++)
+        if (!CU_add_test(s, tests[i].name, tests[i].fn))
+            return -1;
+    return 0;
+}
+
 /* ---- assertions -------------------------------------------------------- */
 
 void unit_assert_int(long long got, long long want, const char *expr,
