@@ -409,13 +409,15 @@ def nodelay_per_connection(st: dict, row: Row) -> list[int]:
     return [total // len(served)] if total % len(served) == 0 else [total, len(served)]
 
 
-def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
-    """n sequential requests on one socket vs a fresh socket per request."""
-    srv = _server(row, outdir, "b3", HORSE + row.flags)
+def b3_compare(row: Row, outdir: Path, tag: str) -> dict:
+    """One server: n requests on one socket, n on fresh sockets, then 5
+    after 300 ms idle gaps on one socket; the medians and the proof that
+    the keep-alive phase used one connection."""
+    srv = _server(row, outdir, tag, HORSE + row.flags)
     with srv:
-        res = probe(srv, "compare", "-n", "30", out=outdir / "b3.probe.json")
+        res = probe(srv, "compare", "-n", "30", out=outdir / f"{tag}.probe.json")
         gap = probe(srv, "idle-gap", "-n", "5", "--gap-ms", "300",
-                    out=outdir / "b3-idle-gap.probe.json")
+                    out=outdir / f"{tag}-idle-gap.probe.json")
     ka, fresh = res["keepalive"], res["fresh"]
     # The connection that served every request of the keep-alive phase (the
     # fresh-socket phase's serve one each, the idle-gap run's 5; a log line
@@ -424,57 +426,78 @@ def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
     for c, n in served_requests(srv.log):
         most[c] = max(n, most.get(c, 0))
     conn_ids = sorted(c for c, n in most.items() if n == ka["requests_sent"])
-    ratio = res.get("ratio_p50")
     gap_rest = gap["stats_us"]["rest"]["p50"]
-    data = {
-        "ratio_p50": ratio,
+    fresh_p50 = fresh["stats_us"]["all"]["p50"]
+    return {
+        "ka": ka,
+        "ratio_p50": res.get("ratio_p50"),
         "reused_p50_us": ka["stats_us"]["rest"]["p50"],
         "first_us": ka["stats_us"]["first"],
-        "fresh_p50_us": fresh["stats_us"]["all"]["p50"],
+        "fresh_p50_us": fresh_p50,
         "idle_gap_rest_p50_us": gap_rest,
-        "idle_gap_ratio": (gap_rest / fresh["stats_us"]["all"]["p50"])
-        if gap_rest and fresh["stats_us"]["all"]["p50"] else None,
+        "idle_gap_ratio": (gap_rest / fresh_p50) if gap_rest and fresh_p50 else None,
         "connects": ka["connects"], "local_ports": ka["local_ports"],
         "server_conn_ids": conn_ids, "responses": ka["responses"],
         "requests": ka["requests_sent"],
     }
-    if use_strace:
-        st_srv = _server(row, outdir, "b3-strace", HORSE + row.flags, strace=True)
-        with st_srv:
-            probe(st_srv, "seq", "-n", "5", out=outdir / "b3-strace.probe.json")
-        st = strace_analysis(st_srv.strace_path)
-        sends = [s for c in st["connections"] for s in c["sends_per_response"]]
-        data["sends_per_response"] = sorted(set(sends))
-        data["tcp_nodelay_per_connection"] = nodelay_per_connection(st, row)
-        data["select_timeouts_ms"] = sorted(
-            {t for c in st["connections"] for t in c["selects"]["timeouts"]})
+
+
+def b3_judge(c: dict) -> tuple[str, str]:
+    """The verdict of one b3_compare, and its figure."""
+    ka = c["ka"]
     if ka["responses"] == 1 and ka["outcome"][1] in ("eof", "econnreset", "epipe"):
-        return Verdict("n/a", "the server closes after every response: no reused "
-                       "connection that could stall", data)
-    reuse_ok = (ka["connects"] == 1 and ka["reused"] and len(conn_ids) == 1
+        return "n/a", ("the server closes after every response: no reused "
+                       "connection that could stall")
+    reuse_ok = (ka["connects"] == 1 and ka["reused"] and len(c["server_conn_ids"]) == 1
                 and ka["responses"] == ka["requests_sent"])
-    if not reuse_ok or ratio is None:
-        return Verdict("inconclusive",
-                       f"connection reuse not proven (connects={ka['connects']}, "
-                       f"server conn ids={conn_ids}, responses={ka['responses']})", data)
+    if not reuse_ok or c["ratio_p50"] is None:
+        return "inconclusive", (f"connection reuse not proven (connects={ka['connects']}, "
+                                f"server conn ids={c['server_conn_ids']}, "
+                                f"responses={ka['responses']})")
     # Two controls of the same server in the same run: a fresh connection
     # per request, and the same connection after a 300 ms gap (quick ACK).
     # On a loaded machine a fresh connection's thread start inflates the
     # first; the stall is judged against the faster control, "clean"
     # against the slower, so neither verdict rests on one noisy median.
-    controls = [c for c in (fresh["stats_us"]["all"]["p50"], gap_rest) if c]
-    reused = ka["stats_us"]["rest"]["p50"]
-    fig = (f"median of requests 2..{ka['requests_sent']} is {ratio:.1f}x the "
+    gap_rest, reused = c["idle_gap_rest_p50_us"], c["reused_p50_us"]
+    controls = [x for x in (c["fresh_p50_us"], gap_rest) if x]
+    fig = (f"median of requests 2..{ka['requests_sent']} is {c['ratio_p50']:.1f}x the "
            f"keep-alive-off median")
     if gap_rest:
         fig += f", {reused / gap_rest:.1f}x the 300 ms idle-gap median"
-    if "sends_per_response" in data:
-        fig += f"; sendto per response {data['sends_per_response']}"
     if reused >= B3_STALL_RATIO * min(controls):
-        return Verdict("reproduced", fig, data)
+        return "reproduced", fig
     if reused <= B3_CLEAN_RATIO * max(controls):
-        return Verdict("fixed", fig, data)
-    return Verdict("inconclusive", fig, data)
+        return "fixed", fig
+    return "inconclusive", fig
+
+
+def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
+    """n sequential requests on one socket vs a fresh socket per request.
+    A run whose ratio falls between the bounds (a stall is ~100x, a clean
+    server ~1x; between them is noise from a loaded machine) is made once
+    more on a new server, and the second decides; the figure says so."""
+    c = b3_compare(row, outdir, "b3")
+    state, fig = b3_judge(c)
+    if state == "inconclusive" and c["ratio_p50"] is not None:
+        first = fig
+        c = b3_compare(row, outdir, "b3-again")
+        state, fig = b3_judge(c)
+        fig += f" (second run; the first: {first})"
+        c["first_run"] = first
+    data = {k: v for k, v in c.items() if k != "ka"}
+    if use_strace:
+        st_srv = _server(row, outdir, "b3-strace", HORSE + row.flags, strace=True)
+        with st_srv:
+            probe(st_srv, "seq", "-n", "5", out=outdir / "b3-strace.probe.json")
+        st = strace_analysis(st_srv.strace_path)
+        conns = st["connections"]
+        data["sends_per_response"] = sorted({n for x in conns for n in x["sends_per_response"]})
+        data["tcp_nodelay_per_connection"] = nodelay_per_connection(st, row)
+        data["select_timeouts_ms"] = sorted({t for x in conns for t in x["selects"]["timeouts"]})
+        if state != "n/a":
+            fig += f"; sendto per response {data['sends_per_response']}"
+    return Verdict(state, fig, data)
 
 
 def measure_b4(row: Row, outdir: Path) -> Verdict:
@@ -595,7 +618,14 @@ B6_TICK_BOUND, B6_TICK_FREE = 0.2, 0.05
 B7_FLAGS = POOL + ["--accept-idle-timeout", "100"] + NODELAY
 B7_CONNECTIONS, B7_LOAD_MS, B7_BURST_MS, B7_BURSTS = 16, 500, 400, 3
 B7_CHECK_MS = 1500
-HUNG_NICE = 19   # a server proven hung spins in DoAddTask until it is killed
+# Every B7 server spins in DoAddTask while its workers are busy (fixed or
+# not): below the Wine servers' HEAVY_NICE, so that it does not starve
+# them.  One proven hung spins until it is killed: lowest of all.
+B7_NICE, HUNG_NICE = 15, 19
+# How long a server proven hung (its last check answered 0) is watched
+# after SIGTERM: its verdict is decided, the stop is a figure.  A server
+# that answered every check gets the full STOP_DEADLINE_S.
+B7_HUNG_STOP_S = 1.0
 
 
 def liveness(srv: Server, outdir: Path, tag: str) -> int:
@@ -625,44 +655,56 @@ def b7_load(srv: Server, outdir: Path, name: str, n: int, ms: int) -> dict:
         return {"connect_error": str(e)}
 
 
-def b7_checks(srv: Server, outdir: Path) -> list[int]:
-    """Bursts, each followed by a liveness check, until one is not fully
-    answered.  A partial answer (the hang came in the middle of the check)
-    is followed by one more check: a hung server answers it 0, a slow one
-    3, so the last number decides."""
+def b7_checks(srv: Server, outdir: Path) -> list[list[int]]:
+    """Bursts, each followed by a liveness check.  A check not fully
+    answered is followed by one more on a new connection (the hang may have
+    come in the middle of the first, or a starved server may have been slow
+    to accept): a hung server answers it 0 and the run ends there; a slow
+    one answers it, and the bursts go on.  One list per burst."""
     checks = []
     for i in range(B7_BURSTS):
         b7_load(srv, outdir, f"burst{i}", 1, B7_BURST_MS)
-        checks.append(liveness(srv, outdir, f"after{i}"))
-        if checks[-1] < 3:
-            if checks[-1] > 0:
-                checks.append(liveness(srv, outdir, f"confirm{i}"))
-            break
+        checks.append([liveness(srv, outdir, f"after{i}")])
+        if checks[-1][0] < 3:
+            checks[-1].append(liveness(srv, outdir, f"confirm{i}"))
+            if checks[-1][1] == 0:
+                break
     return checks
 
 
 def measure_b7(row: Row, outdir: Path) -> Verdict:
     """Counts only: requests answered under load, liveness checks answered
-    after each burst of closes, and whether SIGTERM stops the server."""
+    after each burst of closes, and whether SIGTERM stops the server (not
+    under Wine: its launcher ends the program on SIGTERM whatever the
+    program does)."""
     srv = _server(row, outdir, "b7", B7_FLAGS + row.flags)
-    srv.nice = HEAVY_NICE
-    with srv:
+    srv.nice = B7_NICE
+    checks: list[list[int]] = []
+    srv.start()
+    try:
         load = b7_load(srv, outdir, "load", 100000, B7_LOAD_MS)
         checks = b7_checks(srv, outdir)
-        if checks[-1] < 3:
+    finally:
+        hung = bool(checks) and checks[-1][-1] == 0
+        if hung:
             srv.renice(HUNG_NICE)   # its spin must not slow the measures beside it
+        srv.stop(B7_HUNG_STOP_S if hung else STOP_DEADLINE_S)
+    shown = ", ".join("->".join(map(str, c)) for c in checks)
     data = {"load_answered": load.get("answered_total"), "load_stalled": load.get("stalled"),
             "checks_answered": checks, "stopped_by_sigterm": srv.stopped_by_term}
     fig = (f"{data['load_answered']} answered under load ({B7_CONNECTIONS} connections, "
            f"{B7_LOAD_MS} ms); after each burst of {B7_CONNECTIONS} closing connections, "
-           f"answered of 3: {checks}; SIGTERM "
-           + ("honoured" if srv.stopped_by_term else "IGNORED (a second signal or KILL ended it)"))
+           f"answered of 3: [{shown}]; SIGTERM "
+           + ("honoured" if srv.stopped_by_term else
+              f"IGNORED for {B7_HUNG_STOP_S if hung else STOP_DEADLINE_S:g} s "
+              "(a second signal or KILL ended it)"))
     # The load's count is a figure (in pool mode the accepting thread
     # spins while workers are busy, so even connecting is slow); the
-    # verdict is the liveness checks and the stop.
-    if checks[-1] == 0 or srv.stopped_by_term is False:
+    # verdict is the liveness checks and, off Wine, the stop.
+    judge_stop = row.platform != "win64"
+    if hung or (judge_stop and srv.stopped_by_term is False):
         return Verdict("reproduced", fig, data)
-    if checks == [3] * B7_BURSTS and srv.stopped_by_term:
+    if len(checks) == B7_BURSTS and (srv.stopped_by_term or not judge_stop):
         return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
 
