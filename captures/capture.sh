@@ -11,6 +11,9 @@
 #                    the port is read from its "listening ADDR:PORT" line
 #   --server CMD     any server (e.g. a real FPC build, a win64 one under wine);
 #                    {port} and {address} in CMD are replaced; --port P is its port
+#                    (--port 0: the server picks one and prints a "listening
+#                    ADDR:PORT" line, as the kit's servers do: no port is
+#                    chosen ahead, so none can be taken in between)
 #   --veth           server inside a fresh network namespace behind a veth pair
 #                    (private /30 on that pair only), probe and tcpdump on the host side
 #   --no-strace      do not run the server under strace
@@ -131,8 +134,9 @@ fi
 "${RUN_IN[@]}" "${STRACE[@]}" "${SRV[@]}" >"$OUT/server.out" 2>"$OUT/server.err" &
 SRV_PID=$!
 KIT_PIDS+=("$SRV_PID")
-if [ -n "$VARIANT" ]; then
-    wait_for_line "$OUT/server.out" '^listening ' "$SRV_PID" || die "server did not print 'listening ADDR:PORT' (see $OUT/server.err)"
+if [ -n "$VARIANT" ] || [ "$PORT" = 0 ]; then
+    wait_for_line "$OUT/server.out" '^listening ' "$SRV_PID" "${CAP_READY_TRIES:-200}" \
+        || die "server did not print 'listening ADDR:PORT' (see $OUT/server.err)"
     PORT=$(sed -n 's/^listening .*:\([0-9][0-9]*\)$/\1/p' "$OUT/server.out" | head -n1)
     [ -n "$PORT" ] || die "cannot parse port from $OUT/server.out"
 else
