@@ -179,7 +179,7 @@ def shared_wine_prefix() -> str | None:
     if not (REAL_WIN64 / "stock" / "fpserver.exe").exists() or not shutil.which("wine"):
         return None
     try:
-        return str(wineprefix.temp_copy())
+        return str(wineprefix.shared_server(wineprefix.temp_copy()))
     except wineprefix.WineError as e:
         print(f"note: no shared Wine prefix ({e}); each Windows run makes its own")
         return None

@@ -18,6 +18,7 @@ run at a time each, so several traced runs go side by side.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import queue
 import re
@@ -95,6 +96,38 @@ def temp_copy(prefix: str = "kit-wine.") -> Path:
     d = Path(tempfile.mkdtemp(prefix=prefix))
     atexit.register(shutil.rmtree, d, True)
     return copy(d)
+
+
+def shared_server(prefix: Path) -> Path:
+    """Start the prefix's Wine server ourselves, at our own priority, and
+    keep it for this process's lifetime.  Otherwise the first program to
+    start it decides its nice value (a niced B7 server would leave every
+    Windows program in the prefix waiting on a starved Wine server), and
+    the last to leave stops it (repro/fpc/wine-server.sh): our shared
+    hold on the prefix's lock means no run is ever the last."""
+    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all")
+    hold = open(prefix / ".kit-lock", "w")
+    fcntl.flock(hold, fcntl.LOCK_SH)
+    try:
+        # -p: persistent (it outlives its clients); no pipes, so that a
+        # server that stays in the foreground blocks nothing.
+        server = subprocess.Popen(["wineserver", "-p"], env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+    except OSError as e:
+        hold.close()
+        raise WineError(f"wineserver -p in {prefix}: {e}") from e
+
+    def stop() -> None:
+        subprocess.run(["wineserver", "-k"], env=env, capture_output=True, timeout=30)
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        hold.close()
+    atexit.register(stop)   # runs before temp_copy's removal (atexit is LIFO)
+    return prefix
 
 
 class Pool:
