@@ -58,12 +58,22 @@ def run_client(argv: list[str], timeout: float = 120) -> dict:
 
 def clients_for(srv: kit.Server) -> dict:
     h, p = srv.address, str(srv.port)
+    curl = run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"])
+    if "num_connects" in curl and curl_state(curl) is None:
+        # Between the bounds: noise from a loaded machine (a stall is ~100x,
+        # a clean server ~1x).  Once more; the second decides, and the
+        # first is kept beside it.
+        first = curl
+        curl = run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"])
+        curl["first_run"] = first
     return {
-        "curl": run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"]),
+        "curl": curl,
         "node": run_client(["node", str(CLIENTS / "node-agent.js"), h, p, "200", "0"]),
         "urllib3": run_client(["/usr/bin/python3", str(CLIENTS / "urllib3-pool.py"), h, p, "200", "0"]),
-        "wrk-c1": run_client([str(CLIENTS / "wrk.sh"), h, p, "1", "2"]),
-        "wrk-c16": run_client([str(CLIENTS / "wrk.sh"), h, p, "16", "2"]),
+        # wrk's rates are figures only: 1 s each, niced, so that a load
+        # generator at full speed does not slow the matrix running beside it.
+        "wrk-c1": run_client(["nice", "-n", "10", str(CLIENTS / "wrk.sh"), h, p, "1", "1"]),
+        "wrk-c16": run_client(["nice", "-n", "10", str(CLIENTS / "wrk.sh"), h, p, "16", "1"]),
     }
 
 
@@ -80,6 +90,19 @@ def curl_figure(c: dict) -> tuple[str, float | None]:
     return (f"curl, 10 URLs: {conns} connection(s); URL 1 {c['p50_first_us']} us, "
             f"URLs 2..10 p50 {c['p50_rest_us']} us; a fresh connection per URL: fastest {base} us"
             + (f" ({ratio:.1f}x)" if ratio else "")), ratio
+
+
+def curl_state(c: dict) -> str | None:
+    """stall, clean, or None (between the bounds).  The stall against the
+    fastest fresh connection (see curl_figure), clean against the slower
+    control, the fresh connections' median, as kit.b3_judge does."""
+    _, ratio = curl_figure(c)
+    slow = c.get("p50_fresh_us")
+    if ratio is not None and ratio >= kit.B3_STALL_RATIO:
+        return "stall"
+    if slow and c["p50_rest_us"] / slow <= kit.B3_CLEAN_RATIO:
+        return "clean"
+    return None
 
 
 def pool_figure(name: str, c: dict) -> str:
@@ -124,7 +147,9 @@ def main() -> int:
     runs, failures = [], []
     for label, binary, flags, want in servers:
         res = results[label]
-        fig, ratio = curl_figure(res["curl"])
+        fig, _ = curl_figure(res["curl"])
+        if "first_run" in res["curl"]:
+            fig += f" (second run; the first: {curl_figure(res['curl']['first_run'])[0]})"
         runs.append({"client": "curl", "server": label, "figure": fig})
         runs.append({"client": "Node http.Agent", "server": label,
                      "figure": pool_figure("node", res["node"])})
@@ -138,13 +163,9 @@ def main() -> int:
         if want and "num_connects" in curl:
             if sum(curl["num_connects"]) != 1:
                 failures.append(f"{label}: curl opened {sum(curl['num_connects'])} connections")
-            if want == "stall" and (ratio or 0) < kit.B3_STALL_RATIO:
+            if want == "stall" and curl_state(curl) != "stall":
                 failures.append(f"{label}: curl shows no stall ({fig})")
-            # Clean is judged against the slower control (the fresh
-            # connections' median), as kit.measure_b3 does.
-            slow = curl.get("p50_fresh_us")
-            clean = curl["p50_rest_us"] / slow if slow else None
-            if want == "clean" and (clean is None or clean > kit.B3_CLEAN_RATIO):
+            if want == "clean" and curl_state(curl) != "clean":
                 failures.append(f"{label}: curl still stalls ({fig})")
         if label == "announce-close":
             for name in ("node", "urllib3"):

@@ -321,6 +321,8 @@ class Runner:
 
     def run(self) -> dict[str, dict[str, kit.Verdict]]:
         cols = list(DEFECTS) + list(self.wire)
+        for r in self.rows:   # no evidence of an earlier run may stay beside this one's
+            shutil.rmtree(self.rowdir(r), ignore_errors=True)
         stop = threading.Event()
         t = threading.Thread(target=self.progress, args=(stop,), daemon=True)
         t.start()
