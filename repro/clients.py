@@ -56,15 +56,30 @@ def run_client(argv: list[str], timeout: float = 120) -> dict:
     return json.loads(r.stdout)
 
 
+# curl's verdict is a same-run ratio of latencies, and `make repro` runs
+# the matrix beside it: curl and its server run above everything else
+# meanwhile (as root; otherwise at the usual priority).
+CURL_NICE = -5
+
+
+def curl_run(srv: kit.Server) -> dict:
+    srv.renice(CURL_NICE)
+    try:
+        return run_client(["nice", "-n", str(CURL_NICE), str(CLIENTS / "curl-reuse.sh"),
+                           srv.address, str(srv.port), "10"])
+    finally:
+        srv.renice(0)
+
+
 def clients_for(srv: kit.Server) -> dict:
     h, p = srv.address, str(srv.port)
-    curl = run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"])
+    curl = curl_run(srv)
     if "num_connects" in curl and curl_state(curl) is None:
         # Between the bounds: noise from a loaded machine (a stall is ~100x,
         # a clean server ~1x).  Once more; the second decides, and the
         # first is kept beside it.
         first = curl
-        curl = run_client([str(CLIENTS / "curl-reuse.sh"), h, p, "10"])
+        curl = curl_run(srv)
         curl["first_run"] = first
     return {
         "curl": curl,
