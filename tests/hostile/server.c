@@ -284,7 +284,12 @@ void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
     int64_t t0 = tc_now_us();
 
     why[0] = '\0';
-    if (!s->reaped)
+    /* To the main thread (tid == pid), not to the process: the server
+     * blocks SIGTERM in its own threads, but a sanitizer runtime's
+     * background thread does not, and TSan holds a signal that lands there
+     * until that thread next wakes (seen: 15 s, a server blocked in
+     * accept() never told). */
+    if (!s->reaped && syscall(SYS_tgkill, s->pid, s->pid, SIGTERM) != 0)
         kill(s->pid, SIGTERM);
     if (!srv_wait(s, STOP_MS * opt.slow)) {
         char where[480];
