@@ -353,6 +353,10 @@ def _server(row: Row, outdir: Path, tag: str, flags: list[str],
 
 def measure_b1(row: Row, outdir: Path, use_strace: bool) -> Verdict:
     """The user's OnAllowConnect (a TCP_NODELAY hook) per accepted connection."""
+    # Under Wine a traced run needs a Wine server of its own (minutes of
+    # queueing in a full matrix): B1's verdict is the hook's log, and the
+    # Windows build's TCP_NODELAY calls are counted in B3's trace.
+    use_strace = use_strace and row.platform != "win64"
     srv = _server(row, outdir, "b1", HORSE + row.flags +
                   ["--on-allow-connect", "nodelay"], strace=use_strace)
     with srv:

@@ -328,11 +328,14 @@ class Runner:
         t.start()
         execs = {name: ThreadPoolExecutor(n) for name, n in self.pools.items()}
         try:
-            # Wine rows first: each of their measures starts a Wine server,
-            # and their traced runs queue for a private prefix (kit.WINE_PRIVATE).
-            order = sorted(self.rows, key=lambda r: r.platform != "win64")
-            futures = [execs[self.pool_of(c)].submit(self.one, r, c)
-                       for r in order for c in cols]
+            # Longest first: Wine rows (each measure starts a Wine server,
+            # traced runs queue for a private prefix, kit.WINE_PRIVATE), and
+            # among them the columns with traced runs (B3 then B1).
+            def first(rc: tuple) -> tuple:
+                r, c = rc
+                return (r.platform != "win64", {"B3": 0, "B1": 1}.get(c, 2))
+            order = sorted(((r, c) for r in self.rows for c in cols), key=first)
+            futures = [execs[self.pool_of(c)].submit(self.one, r, c) for r, c in order]
             for f in futures:
                 f.result()
         finally:
