@@ -14,7 +14,7 @@ row must also equal its clone counterpart, verdict for verdict.
 Every measure waits rather than computes, so all of them run concurrently,
 in pools by kind (KIT_JOBS light ones at once, default 16; 4 captures; the
 two heavy ones: B8's 1,100 connections KIT_HEAVY at once, default 4, and
-B7's spinning servers two more; KIT_WINE_PRIVATE traced Windows runs,
+B7's spinning servers four more; KIT_WINE_PRIVATE traced Windows runs,
 default 3).
 Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
@@ -262,7 +262,7 @@ JOBS = int(os.environ.get("KIT_JOBS", "16"))
 # B7's servers are niced below everything else (kit.B7_NICE) and spend most
 # of a measure waiting on a deadline, so more of them run at once than B8's
 # 1,100-connection ones.
-HEAVY_JOBS = {"B7": int(os.environ.get("KIT_HEAVY", "4")) + 2,
+HEAVY_JOBS = {"B7": int(os.environ.get("KIT_HEAVY", "4")) + 4,
               "B8": int(os.environ.get("KIT_HEAVY", "4"))}
 WIRE_JOBS = 4
 
