@@ -541,7 +541,7 @@ static int open_many(struct ctx *c, int *fds, int n)
         char why[256];
         int64_t end = tc_now_us() + hs_us(2000);
 
-        while (srv_accept_queue(c->s->port) >= 3 && tc_now_us() < end)
+        while (tc_listen_queue(c->s->port) >= 3 && tc_now_us() < end)
             tc_sleep_until_us(tc_now_us() + 200); /* polling pace */
         if (tc_connect("127.0.0.1", c->s->port_s, tc_now_us() + hs_us(5000), &fds[i], why,
                        sizeof why) != TC_CONN_OK) {

@@ -74,7 +74,6 @@ void srv_proc_counts(pid_t pid, int *fds, int *tasks);
 long srv_proc_kib(pid_t pid, const char *field);
 long srv_unread(int server_port, int client_port);
 int srv_wait_consumed(const struct srv *s, int fd, int ms);
-long srv_accept_queue(int server_port);
 int srv_conn_fds(const struct srv *s, int *fd_by_id, int n);
 
 /* ---- one client connection (client.c) ---------------------------------- */

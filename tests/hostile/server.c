@@ -387,10 +387,10 @@ long srv_proc_kib(pid_t pid, const char *field)
     return v;
 }
 
-/* The Recv-Q of the first socket in /proc/net/tcp with local port
- * lport_want and, when given, remote port rport_want (>= 0) and TCP state
- * st_want (> 0); -1 if there is no such socket. */
-static long srv_proc_tcp_rxq(int lport_want, int rport_want, unsigned st_want)
+/* The Recv-Q of the socket in /proc/net/tcp with local port lport_want and
+ * remote port rport_want; -1 if there is no such socket.  (A listener's
+ * accept queue: tc_listen_queue, common/tcpclient.c.) */
+static long srv_proc_tcp_rxq(int lport_want, int rport_want)
 {
     FILE *f = fopen("/proc/net/tcp", "r");
     char line[512];
@@ -399,12 +399,11 @@ static long srv_proc_tcp_rxq(int lport_want, int rport_want, unsigned st_want)
     if (!f)
         return -1;
     while (q < 0 && fgets(line, sizeof line, f)) {
-        unsigned lport, rport, st;
+        unsigned lport, rport;
         unsigned long txq, rxq;
 
-        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
-            (int)lport == lport_want && (rport_want < 0 || (int)rport == rport_want) &&
-            (st_want == 0 || st == st_want))
+        if (sscanf(line, " %*d: %*x:%x %*x:%x %*x %lx:%lx", &lport, &rport, &txq, &rxq) == 4 &&
+            (int)lport == lport_want && (int)rport == rport_want)
             q = (long)rxq;
     }
     fclose(f);
@@ -417,7 +416,7 @@ static long srv_proc_tcp_rxq(int lport_want, int rport_want, unsigned st_want)
  * case wait until the server has consumed what it sent, instead of sleeping. */
 long srv_unread(int server_port, int client_port)
 {
-    return srv_proc_tcp_rxq(server_port, client_port, 0);
+    return srv_proc_tcp_rxq(server_port, client_port);
 }
 
 /* Wait until the server has read everything sent on fd, up to ms:
@@ -434,13 +433,6 @@ int srv_wait_consumed(const struct srv *s, int fd, int ms)
             return 0;
         tc_sleep_until_us(tc_now_us() + 2000); /* polling pace */
     }
-}
-
-/* Connections waiting in the listener's accept queue (the Recv-Q of a
- * LISTEN socket in /proc/net/tcp), -1 if not found. */
-long srv_accept_queue(int server_port)
-{
-    return srv_proc_tcp_rxq(server_port, -1, 0x0A /* TCP_LISTEN */);
 }
 
 /* The server's fd per connection ID (1-based, accept order) from its log:
