@@ -110,6 +110,7 @@ class Server:
     strace_extra: list[str] = field(default_factory=list)
     ready_deadline_s: float = 10.0
     prefix_pool: wineprefix.Pool | None = None   # a private Wine prefix, start to stop
+    _prefix: Path | None = field(default=None, repr=False)   # the one taken from it
     nice: int = 0                         # see HEAVY_NICE
 
     def _preexec(self) -> None:
@@ -170,7 +171,7 @@ class Server:
         return buf.decode(errors="replace").split("\n")[0]
 
     def _give_prefix(self) -> None:
-        if self.prefix_pool and getattr(self, "_prefix", None):
+        if self.prefix_pool and self._prefix:
             self.prefix_pool.give(self._prefix)
             self._prefix = None
 
@@ -643,31 +644,31 @@ B7_NICE, HUNG_NICE = 15, 19
 B7_HUNG_STOP_S = 1.0
 
 
-def liveness(srv: Server, outdir: Path, tag: str) -> int:
-    """3 requests on a fresh connection: how many were answered.  A hung
-    server stops accepting once its listen queue is full: a connect that
-    times out is 0 answered, not an error of the kit."""
+def b7_probe(srv: Server, out: Path, *args: str) -> dict:
+    """A probe run against a server that may be hung: one that stops
+    accepting once its listen queue is full makes the connect fail, which
+    is part of the figure ({"connect_error": ...}, kept beside out), not an
+    error of the kit."""
     try:
-        return probe(srv, "seq", "-n", "3", "--deadline-ms", str(B7_CHECK_MS * SLOW),
-                     out=outdir / f"b7-{tag}.probe.json")["responses"]
+        return probe(srv, *args, out=out, timeout_s=60)
     except KitError as e:
         if "connect" not in str(e):
             raise
-        (outdir / f"b7-{tag}.refused.txt").write_text(str(e) + "\n")
-        return 0
+        out.with_suffix(".refused.txt").write_text(str(e) + "\n")
+        return {"connect_error": str(e)}
+
+
+def liveness(srv: Server, outdir: Path, tag: str) -> int:
+    """3 requests on a fresh connection: how many were answered (a refused
+    or timed-out connect is 0 answered)."""
+    return b7_probe(srv, outdir / f"b7-{tag}.probe.json", "seq", "-n", "3",
+                    "--deadline-ms", str(B7_CHECK_MS * SLOW)).get("responses", 0)
 
 
 def b7_load(srv: Server, outdir: Path, name: str, n: int, ms: int) -> dict:
-    """C connections with n requests each for ms; a connect that fails is
-    part of the figure (a hung or starting server), not an error."""
-    try:
-        return probe(srv, "load", "-c", str(B7_CONNECTIONS), "-n", str(n),
-                     "--deadline-ms", str(ms * SLOW), out=outdir / f"b7-{name}.probe.json",
-                     timeout_s=60)
-    except KitError as e:
-        if "connect" not in str(e):
-            raise
-        return {"connect_error": str(e)}
+    """C connections with n requests each for ms."""
+    return b7_probe(srv, outdir / f"b7-{name}.probe.json", "load", "-c", str(B7_CONNECTIONS),
+                    "-n", str(n), "--deadline-ms", str(ms * SLOW))
 
 
 def b7_checks(srv: Server, outdir: Path, bursts: int) -> list[list[int]]:

@@ -70,7 +70,7 @@ def template() -> Path:
     return path
 
 
-def _shared(src: Path, rel: Path) -> bool:
+def _shared(rel: Path) -> bool:
     parts = rel.parts
     return len(parts) > 3 and parts[:2] == ("drive_c", "windows") and parts[2] in SHARED_ONLY
 
@@ -80,7 +80,7 @@ def copy(dest: Path) -> Path:
     src = template()
 
     def one(s: str, d: str) -> None:
-        if _shared(src, Path(s).relative_to(src)):
+        if _shared(Path(s).relative_to(src)):
             os.link(s, d)
         else:
             shutil.copy2(s, d)
