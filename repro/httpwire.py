@@ -35,8 +35,9 @@ def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, 
 
 
 def parse_responses(buf: bytes) -> list[dict]:
-    """The responses in buf, in order: status line text and the Connection
-    header (None when absent).  Bodies are skipped by Content-Length."""
+    """The complete responses in buf, in order: status line text, the
+    Connection header (None when absent) and the body (by Content-Length);
+    a response whose body has not all arrived is not counted."""
     out, rest = [], buf
     while rest.startswith(b"HTTP/1."):
         head, sep, body = rest.partition(b"\r\n\r\n")
@@ -47,11 +48,35 @@ def parse_responses(buf: bytes) -> list[dict]:
         for line in lines[1:]:
             name, _, value = line.partition(":")
             fields[name.strip().lower()] = value.strip()
-        out.append({"status": lines[0][len("HTTP/1.x "):].strip(),
-                    "connection": fields.get("connection")})
         try:
             length = int(fields.get("content-length", "0"))
         except ValueError:
             break
+        if len(body) < length:
+            break
+        out.append({"status": lines[0][len("HTTP/1.x "):].strip(),
+                    "connection": fields.get("connection"), "body": body[:length]})
         rest = body[length:]
     return out
+
+
+def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> bytes:
+    """What the server sends until `count` complete responses are in, EOF,
+    RST, or limit_s overall (a bound on the wait, never a verdict)."""
+    buf = b""
+    deadline = time.monotonic() + limit_s
+    while len(parse_responses(buf)) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        r, _, _ = select.select([sock], [], [], left)
+        if not r:
+            continue
+        try:
+            chunk = sock.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        buf += chunk
+    return buf

@@ -14,6 +14,7 @@ report.  CLI (for make and shell):
     patchset.py pairs            FIX+NEEDED for every Needs: header
     patchset.py defects          B1 B2 ... (every defect some patch fixes)
     patchset.py defect NAME      the defect NAME fixes
+    patchset.py fixing Bn        the patches whose Defect: is Bn
     patchset.py fixed VARIANT    the defects VARIANT fixes (variant may be
                                  stock, all, a fix, or FIX+FIX)
     patchset.py json             everything, as JSON
@@ -108,6 +109,11 @@ def defects(kind: str = "c") -> list[str]:
     return sorted(ds, key=lambda d: int(d[1:]))
 
 
+def fixing(defect: str, kind: str = "c") -> list[str]:
+    """The patches whose Defect: is `defect`, in series order."""
+    return [p.name for p in patches(kind) if p.defect == defect]
+
+
 def fixed_by(variant: str, kind: str = "c") -> list[str]:
     """Defects a variant fixes, counting interactions: a fix whose Needs:
     is absent from the variant does not fix its defect."""
@@ -151,6 +157,8 @@ def main(argv: list[str]) -> int:
         print(" ".join(defects()))
     elif cmd == "defect" and len(args) == 1:
         print(by_name()[args[0]].defect)
+    elif cmd == "fixing" and len(args) == 1:
+        print(" ".join(fixing(args[0])))
     elif cmd == "fixed" and len(args) == 1:
         print(" ".join(fixed_by(args[0])))
     elif cmd == "make":

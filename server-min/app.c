@@ -21,9 +21,12 @@
 #include "request.h"
 #include "response.h"
 #include "ssockets.h"
+#include "stream.h"
 
 /* Upper bound for /slow so a typo cannot park a thread for hours. */
 #define APP_SLOW_MAX_MS 60000
+/* Upper bound for /bytes/N: a string body is held in memory. */
+#define APP_BYTES_MAX (1ULL << 30)
 
 static void app_set_nodelay(int fd, const char *who)
 {
@@ -91,6 +94,80 @@ static long app_query_ms(const char *query)
     return ms > APP_SLOW_MAX_MS ? APP_SLOW_MAX_MS : ms;
 }
 
+/* The /bytes/N body (DESIGN section 7): 'a'..'z' repeating, the last byte
+ * a line feed (a TStrings Content ends with its line break on the real
+ * server, so the same bytes come from every server and either body). */
+static char app_bytes_at(uint64_t i, uint64_t n)
+{
+    return i + 1 == n ? '\n' : (char)('a' + i % 26);
+}
+
+/* A TStream whose bytes are computed, so a 100 MiB ContentStream costs the
+ * server no memory of its own: what a send path copies shows in its RSS. */
+struct app_pattern_stream {
+    struct content_stream base;
+};
+
+static size_t app_pattern_read(struct content_stream *s, void *buf, size_t n)
+{
+    uint64_t left = s->size - s->position, i;
+    char *p = buf;
+
+    if (n > left)
+        n = (size_t)left;
+    for (i = 0; i < n; i++)
+        p[i] = app_bytes_at(s->position + i, s->size);
+    return n;
+}
+
+static void app_pattern_destroy(struct content_stream *s)
+{
+    free(s);
+}
+
+static const struct content_stream_ops app_pattern_ops = {
+    app_pattern_read, app_pattern_destroy,
+};
+
+/* GET /bytes/N: N bytes as Content, or with ?body=stream as ContentStream. */
+static void app_bytes(struct http_response *resp, const char *size,
+                      const char *query)
+{
+    struct app_pattern_stream *st;
+    char *end, *buf;
+    unsigned long long n;
+    uint64_t i;
+
+    n = strtoull(size, &end, 10);
+    if (end == size || *end || *size == '-' || n > APP_BYTES_MAX) {
+        app_text(resp, 400, "bad size");
+        return;
+    }
+    resp->code = 200;
+    response_set_header(resp, "Content-Type", "application/octet-stream");
+    if (strcmp(query, "body=stream") == 0) {
+        st = calloc(1, sizeof *st);
+        if (!st) {
+            app_text(resp, 500, "out of memory");
+            return;
+        }
+        st->base.ops = &app_pattern_ops;
+        st->base.size = n;
+        response_set_content_stream(resp, &st->base);
+        return;
+    }
+    buf = malloc(n ? n : 1);
+    if (!buf) {
+        app_text(resp, 500, "out of memory");
+        return;
+    }
+    for (i = 0; i < n; i++)
+        buf[i] = app_bytes_at(i, n);
+    if (response_set_content(resp, buf, n) != 0)
+        app_text(resp, 500, "out of memory");
+    free(buf);
+}
+
 /* OnRequest: the routes. */
 static void app_on_request(void *data, struct http_request *req,
                            struct http_response *resp)
@@ -117,6 +194,9 @@ static void app_on_request(void *data, struct http_request *req,
             app_text(resp, 503, "stopping");
         else
             app_text(resp, 200, "done");
+    } else if (strcmp(req->method, "GET") == 0 &&
+               strncmp(req->path_info, "/bytes/", 7) == 0) {
+        app_bytes(resp, req->path_info + 7, req->query);
     } else {
         app_text(resp, 404, "not found");
     }

@@ -13,6 +13,7 @@
 
 #include "connection.h"
 #include "ssockets.h"
+#include "stream.h"
 
 void response_init(struct http_response *r, struct connection *c)
 {
@@ -21,11 +22,18 @@ void response_init(struct http_response *r, struct connection *c)
     r->code = 200;
 }
 
+static void response_free_stream(struct http_response *r)
+{
+    stream_free(r->content_stream);
+    r->content_stream = NULL;
+}
+
 void response_free_content(struct http_response *r)
 {
     free(r->content);
     r->content = NULL;
     r->content_len = 0;
+    response_free_stream(r);
 }
 
 void response_set_header(struct http_response *r, const char *name,
@@ -63,9 +71,29 @@ int response_set_content(struct http_response *r, const void *buf, size_t len)
     if (len)
         memcpy(c, buf, len);
     free(r->content);
+    response_free_stream(r);
     r->content = c;
     r->content_len = len;
     return 0;
+}
+
+void response_set_content_stream(struct http_response *r,
+                                 struct content_stream *s)
+{
+    if (r->content_stream != s)
+        response_free_stream(r);
+    r->content_stream = s;
+}
+
+uint64_t response_content_length(const struct http_response *r)
+{
+    return r->content_stream ? r->content_stream->size : r->content_len;
+}
+
+/* The socket stream as CopyFrom's destination: its WriteBuffer. */
+static int response_socket_write(void *ctx, const void *buf, size_t n)
+{
+    return socket_stream_write_buffer(ctx, buf, n);
 }
 
 const char *response_status_text(int code)
@@ -123,10 +151,15 @@ int response_do_send_headers(struct http_response *r)
 
 int response_do_send_content(struct http_response *r)
 {
-    if (connection_is_upgraded(r->connection) || r->content_len == 0)
+    struct socket_stream *sock = connection_socket(r->connection);
+
+    if (connection_is_upgraded(r->connection))
         return 0;
-    return socket_stream_write_buffer(connection_socket(r->connection),
-                                      r->content, r->content_len);
+    if (r->content_stream && r->content_stream->size > 0)
+        return stream_copy_from(response_socket_write, sock, r->content_stream, 0);
+    if (r->content_len == 0)
+        return 0;
+    return socket_stream_write_buffer(sock, r->content, r->content_len);
 }
 
 int response_send_content(struct http_response *r)
@@ -135,7 +168,8 @@ int response_send_content(struct http_response *r)
 
     if (!r->headers_sent) {
         /* CollectHeaders: the length of what DoSendContent will write. */
-        snprintf(len, sizeof len, "%zu", r->content_len);
+        snprintf(len, sizeof len, "%llu",
+                 (unsigned long long)response_content_length(r));
         response_set_header(r, "Content-Length", len);
         r->headers_sent = 1;
         if (response_do_send_headers(r) != 0)

@@ -4,8 +4,10 @@
 #define SERVER_MIN_RESPONSE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct connection;
+struct content_stream;
 
 #define RESPONSE_MAX_HEADERS 16
 
@@ -21,6 +23,7 @@ struct http_response {
     size_t header_count;
     char *content;          /* owned */
     size_t content_len;
+    struct content_stream *content_stream;   /* owned (FreeContentStream) */
     int headers_sent;
     int content_sent;
 };
@@ -33,8 +36,18 @@ void response_set_header(struct http_response *r, const char *name,
                          const char *value);
 int response_header_is_set(const struct http_response *r, const char *name);
 
-/* Content := copy of buf.  0, or -1 on out-of-memory. */
+/* Content := copy of buf (drops a ContentStream, as SetContent does).  0,
+ * or -1 on out-of-memory. */
 int response_set_content(struct http_response *r, const void *buf, size_t len);
+
+/* ContentStream := s, owned by the response from now on (FreeContentStream);
+ * ContentLength becomes its size. */
+void response_set_content_stream(struct http_response *r,
+                                 struct content_stream *s);
+
+/* ContentLength: the stream's size when there is a stream, else the
+ * content's length. */
+uint64_t response_content_length(const struct http_response *r);
 
 /* GetHTTPStatusText. */
 const char *response_status_text(int code);
@@ -47,7 +60,8 @@ int response_format_headers(const struct http_response *r, char *out,
 /* DoSendHeaders: the status line and headers in ONE socket write. */
 int response_do_send_headers(struct http_response *r);
 
-/* DoSendContent: the content in a SECOND socket write (none when empty). */
+/* DoSendContent: the content in a SECOND socket write (none when empty);
+ * a ContentStream by TStream.CopyFrom, one write per 128 KiB piece. */
 int response_do_send_content(struct http_response *r);
 
 /* TResponse.SendContent: headers first if not yet sent, then the content. */

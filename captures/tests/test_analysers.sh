@@ -61,12 +61,15 @@ else
     bad "stock-b2 reference present" "(no $r/wire.pcap)"
 fi
 
-r=$REF/coalesce-writes
+r=$REF/set-tcp-nodelay
 if [ -f "$r/wire.pcap" ]; then
     "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
-    check "coalesce-writes all coalesced" "$(jnum "$TMP/p.json" coalesced)" 5
+    check "set-tcp-nodelay no held-until-ack" "$(jnum "$TMP/p.json" held-until-ack)" 0
     "$SA" --json "$r/server.strace" >"$TMP/s.json"
-    check "coalesce-writes 1 send per response" "$(jnum "$TMP/s.json" sends_per_response_max)" 1
+    check "set-tcp-nodelay TCP_NODELAY per connection" "$(jnum "$TMP/s.json" tcp_nodelay_total)" 1
+    check "set-tcp-nodelay 2 sends per response" "$(jnum "$TMP/s.json" sends_per_response_max)" 2
+else
+    bad "set-tcp-nodelay reference present" "(no $r/wire.pcap)"
 fi
 
 r=$REF/socket-handler-nodelay

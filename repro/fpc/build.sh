@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # repro/fpc/build.sh - build the real TFPHttpServer program (fpserver.lpr).
 #
-# usage: repro/fpc/build.sh [--fpc FPC] [--set SET] [--out DIR]
+# usage: repro/fpc/build.sh [--fpc FPC] [--set SET] [--out DIR] [--program LPR] [--tree DIR]
 #   --fpc FPC  the compiler: Debian's fpc (default), or the trunk wrapper
 #              build/fpc-trunk/bin/fpc (scripts/fpc-trunk.sh), or any
 #              compiler whose fcl-web sources it can read
@@ -10,6 +10,11 @@
 #              names joined by '+', or all (the whole series in order)
 #   --out DIR  where the program goes (default build/fpc-<version>);
 #              build/real-trunk/<SET> is what the Makefile uses for trunk
+#   --program LPR  the program to compile (default repro/fpc/fpserver.lpr):
+#              any program using fphttpserver gets the same patched overlay
+#   --tree DIR the package folders of another FPCSource tree (an older
+#              commit's, repro/bisect) searched before the compiler's own;
+#              not with --set (the patches are against the snapshot)
 # A patch set other than stock needs a compiler that reads fcl-web from
 # source (the trunk wrapper): the patched copies of the upstream files are
 # put in DIR/overlay and searched before the tree's own.
@@ -20,13 +25,15 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 
-fpc=${FPC:-fpc} set=stock out=""
+fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree=""
 while (($#)); do
     case $1 in
     --fpc) fpc=$2; shift 2 ;;
     --set) set=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --program) program=$(realpath "$2"); shift 2 ;;
+    --tree) tree=$(realpath "$2"); shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -68,9 +75,21 @@ if ((${#patches[@]})); then
             || die "$(basename "$p") does not apply on top of the set so far"
     done
 fi
-echo "fpc $version ($target) set=$set"
-"$fpc" -O2 -vew -l- "${flags[@]}" -FE"$out" -FU"$out/units" "$top/repro/fpc/fpserver.lpr" >&2
-for exe in "$out/fpserver" "$out/fpserver.exe"; do
+# Another tree's package folders, in front of the compiler's: the same
+# subfolders as scripts/fpc-trunk.sh's cfg, most specific first (a cfg's
+# later lines are searched first, command-line paths in their order).
+if [[ -n $tree ]]; then
+    [[ $set == stock ]] || die "--tree and --set $set: the patches are against the snapshot"
+    dirs=("$tree"/packages/*/src{,/inc,/unix,/linux,/base})
+    for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do
+        [[ -d ${dirs[i]} ]] && flags+=("-Fu${dirs[i]}" "-Fi${dirs[i]}")
+    done
+fi
+echo "fpc $version ($target) set=$set${tree:+ tree=$tree}"
+[[ -f $program ]] || die "no program $program"
+"$fpc" -O2 -vew -l- "${flags[@]}" -FE"$out" -FU"$out/units" "$program" >&2
+name=$(basename "$program"); name=${name%.*}
+for exe in "$out/$name" "$out/$name.exe"; do
     [[ -f $exe ]] && { echo "$exe"; exit 0; }
 done
 die "no program in $out"

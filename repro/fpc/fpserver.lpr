@@ -5,6 +5,10 @@
   Routes:  GET /ping       -> 200 text/plain "pong"
            POST /echo      -> 200, the request body
            GET /slow?ms=N  -> waits N ms, then "done"
+           GET /bytes/N    -> N bytes as Content ('a'..'z' repeating, ending
+                              in LineEnding, which TStrings adds); with
+                              ?body=stream the same bytes as ContentStream
+                              (computed, so the server holds no copy)
            anything else   -> 404
 
   stdout:  exactly one line "listening <address>:<port>" once the listening
@@ -44,6 +48,14 @@ uses
 
 {$if FPC_FULLVERSION >= 30301}
   {$define TRUNK_HTTP}
+{$endif}
+{ The trunk compiler also builds older fcl-web trees (repro/bisect puts a
+  historical commit's package folders first).  TThreadMode and the
+  connection IDs came with the thread pool (2021-08-18); the published
+  properties are set through RTTI (SetPublished), so this program compiles
+  against any of them and says "unsupported" for what a tree lacks. }
+{$if declared(TThreadMode)}
+  {$define HTTP_THREADMODE}
 {$endif}
 
 { Horse 3.3.4 wired its TCP_NODELAY socket handler (ConfigureServerTransport,
@@ -100,6 +112,19 @@ type
   end;
 
   { Waits until the listening socket exists, then prints the contract line. }
+  { /bytes/N?body=stream: a TStream whose bytes are computed, so what the
+    send path copies is all a 100 MiB body costs in memory. }
+  TPatternStream = class(TStream)
+  private
+    FSize, FPos: Int64;
+  protected
+    function GetSize: Int64; override;
+  public
+    constructor Create(ASize: Int64);
+    function Read(var Buffer; Count: Longint): Longint; override;
+    function Seek(const Offset: Int64; Origin: TSeekOrigin): Int64; override;
+  end;
+
   TListenWatcher = class(TThread)
   private
     FServer: TProbeServer;
@@ -240,9 +265,90 @@ end;
   so a Windows build accepts --socket-handler nodelay and wires nothing. }
 procedure ConfigureServerTransport(AServer: TProbeServer);
 begin
-  {$ifdef SOCKET_HANDLER_WIRED}
+  {$if defined(SOCKET_HANDLER_WIRED) and declared(TGetSocketHandlerEvent)}
   AServer.OnGetSocketHandler := @AServer.GetNoDelayHandler;
   {$endif}
+end;
+
+{ The /bytes/N body (DESIGN section 7): byte I of N is 'a'..'z' repeating,
+  the last one a line feed. }
+function PatternByte(I, N: Int64): Char;
+begin
+  if I = N - 1 then
+    Result := #10
+  else
+    Result := Chr(Ord('a') + I mod 26);
+end;
+
+constructor TPatternStream.Create(ASize: Int64);
+begin
+  inherited Create;
+  FSize := ASize;
+end;
+
+function TPatternStream.GetSize: Int64;
+begin
+  Result := FSize;
+end;
+
+function TPatternStream.Read(var Buffer; Count: Longint): Longint;
+var
+  P: PChar;
+  I: Longint;
+begin
+  if Count > FSize - FPos then
+    Count := FSize - FPos;
+  if Count < 0 then
+    Count := 0;
+  P := @Buffer;
+  for I := 0 to Count - 1 do
+    P[I] := PatternByte(FPos + I, FSize);
+  Inc(FPos, Count);
+  Result := Count;
+end;
+
+function TPatternStream.Seek(const Offset: Int64; Origin: TSeekOrigin): Int64;
+begin
+  case Origin of
+    soBeginning: FPos := Offset;
+    soCurrent: Inc(FPos, Offset);
+    soEnd: FPos := FSize + Offset;
+  end;
+  Result := FPos;
+end;
+
+{ GET /bytes/N: False (a 400) when N is not a size the route serves.  As
+  Content, TStrings adds LineEnding to the last line, so the string is
+  N - Length(LineEnding) pattern bytes and the line ending makes N. }
+function ServeBytes(const Size, Query: string; AResponse: TFPHTTPConnectionResponse): Boolean;
+var
+  N, I: Int64;
+  S: string;
+begin
+  N := StrToInt64Def(Size, -1);
+  Result := (N >= 0) and (N <= Int64(1) shl 30) and (Size = IntToStr(N));
+  if not Result then
+    exit;
+  AResponse.Code := 200;
+  AResponse.ContentType := 'application/octet-stream';
+  if Query = 'body=stream' then
+  begin
+    AResponse.FreeContentStream := True;
+    AResponse.ContentStream := TPatternStream.Create(N);
+    exit;
+  end;
+  if N = 0 then
+    S := ''
+  else if N < Length(LineEnding) then
+    exit(False)
+  else
+  begin
+    SetLength(S, N - Length(LineEnding));
+    for I := 1 to Length(S) do
+      S[I] := PatternByte(I - 1, N);
+    S := S + LineEnding;
+  end;
+  AResponse.Content := S;
 end;
 
 procedure TProbeServer.ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
@@ -251,7 +357,9 @@ var
   Path, Method, Extra, Body: string;
   Conn: TFPHTTPConnection;
   CID, ReqNo, Ms: Integer;
+  HasBody: Boolean;
 begin
+  HasBody := False;
   Method := UpperCase(ARequest.Method);
   Path := ARequest.PathInfo;
   if Path = '' then
@@ -265,7 +373,7 @@ begin
     CID := TProbeConnection(Conn).ID;
     ReqNo := TProbeConnection(Conn).NextRequest;
   end;
-  {$ifdef TRUNK_HTTP}
+  {$ifdef HTTP_THREADMODE}
   if Assigned(Conn) then
     Extra := ' upstream-id=' + Conn.ConnectionID;
   {$endif}
@@ -290,17 +398,29 @@ begin
     AResponse.Code := 200;
     Body := 'done';
   end
+  else if (Method = 'GET') and (Copy(Path, 1, 7) = '/bytes/') then
+  begin
+    HasBody := ServeBytes(Copy(Path, 8, MaxInt), ARequest.QueryString, AResponse);
+    if not HasBody then
+    begin
+      AResponse.Code := 400;
+      Body := 'bad size';
+    end;
+  end
   else
   begin
     AResponse.Code := 404;
     Body := 'not found';
   end;
-  AResponse.ContentType := 'text/plain';
-  { A stream gives the exact bytes (Content:=... would append a line end);
-    TFPHTTPConnectionResponse still writes it in DoSendContent, after the
-    headers, exactly as with Contents. }
-  AResponse.FreeContentStream := True;
-  AResponse.ContentStream := TStringStream.Create(Body);
+  if not HasBody then
+  begin
+    AResponse.ContentType := 'text/plain';
+    { A stream gives the exact bytes (Content:=... would append a line end);
+      TFPHTTPConnectionResponse still writes it in DoSendContent, after the
+      headers, exactly as with Contents. }
+    AResponse.FreeContentStream := True;
+    AResponse.ContentStream := TStringStream.Create(Body);
+  end;
   LogLine(Format('conn=%d req=%d%s method=%s path=%s status=%d http=%s',
     [CID, ReqNo, Extra, Method, Path, AResponse.Code, ARequest.ProtocolVersion]));
 end;
@@ -480,6 +600,18 @@ begin
 end;
 
 {$ifdef TRUNK_HTTP}
+{ A published property that an older fcl-web may not have yet: set through
+  RTTI, or exit "unsupported" naming the flag. }
+procedure SetPublished(AServer: TObject; const Name, Flag: string; Value: Int64);
+begin
+  if IsPublishedProp(AServer, Name) then
+    SetOrdProp(AServer, Name, Value)
+  else
+    Unsupported(Flag, 'no ' + Name + ' in this fcl-web');
+end;
+{$endif}
+
+{$ifdef HTTP_THREADMODE}
 { Enum names are looked up through RTTI so that a trunk without a polled mode
   still compiles (and answers "unsupported" for that mode at run time). }
 function TrunkThreadMode(const Name: string): Integer;
@@ -515,7 +647,7 @@ var
   KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize, ReadTimeout: Integer;
   MaxBody: Int64;
   NoStrictURL: Boolean;
-  {$ifdef TRUNK_HTTP}
+  {$ifdef HTTP_THREADMODE}
   TM: Integer;
   {$endif}
 begin
@@ -649,7 +781,12 @@ begin
     Server.Port := ListenPort;
     Server.OnRequest := @Server.ServeRequest;
     Server.RequestNoDelay := RequestNoDelay;
+    {$ifdef TRUNK_HTTP}
+    if AcceptIdle > 0 then   { 0 is the default; not there before 2016-05-21 }
+      SetPublished(Server, 'AcceptIdleTimeout', '--accept-idle-timeout', AcceptIdle);
+    {$else}
     Server.AcceptIdleTimeout := AcceptIdle;
+    {$endif}
     if Horse and (QueueSize < 0) then
       QueueSize := 15;
     if QueueSize >= 0 then
@@ -657,8 +794,13 @@ begin
     if AllowConnect = 'nodelay' then
       Server.OnAllowConnect := @Server.AllowConnectNoDelay;
     if SocketHandler = 'nodelay' then
+      {$if declared(TGetSocketHandlerEvent)}
       ConfigureServerTransport(Server);
+      {$else}   { before 2019-01-05 (an older fcl-web tree) }
+      Unsupported('--socket-handler', 'no OnGetSocketHandler in this fcl-web');
+      {$endif}
     {$ifdef TRUNK_HTTP}
+    {$ifdef HTTP_THREADMODE}
     if ThreadModeName <> '' then
     begin
       TM := TrunkThreadMode(ThreadModeName);
@@ -666,25 +808,31 @@ begin
         Unsupported('--thread-mode ' + ThreadModeName, 'no matching TThreadMode value in this fcl-web');
       Server.ThreadMode := TThreadMode(TM);
     end;
-    Server.KeepConnections := KeepConnections;
+    {$else}
+    if (ThreadModeName = 'pool') or (ThreadModeName = 'polled') then
+      Unsupported('--thread-mode ' + ThreadModeName, 'no ThreadMode in this fcl-web (only Threaded)');
+    Server.Threaded := ThreadModeName = 'thread';
+    {$endif}
+    { Published on trunk 1dba64b, absent from older fcl-web trees: through
+      RTTI, so this program still compiles there (and says "unsupported"). }
+    if KeepConnections then
+      SetPublished(Server, 'KeepConnections', '--keep-connections', 1);
     if HaveKeepTimeout then
-      Server.KeepConnectionTimeout := KeepTimeout;
+      SetPublished(Server, 'KeepConnectionTimeout', '--keep-connection-timeout', KeepTimeout);
     if HaveIdleTimeout then
-      Server.KeepConnectionIdleTimeout := IdleTimeout;
+      SetPublished(Server, 'KeepConnectionIdleTimeout', '--keep-connection-idle-timeout', IdleTimeout);
+    { Public, not published: its default constant came with it. }
     if HaveMaxLive then
+      {$if declared(DefaultMaxLiveConnectionCount)}
       Server.MaxLiveConnectionCount := MaxLive;
-    { Published on trunk 1dba64b, absent from older snapshots: through RTTI,
-      so this program still compiles there (and says "unsupported"). }
+      {$else}
+      if MaxLive <> 0 then   { no cap: what a tree without one always does }
+        Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount in this fcl-web (only 0, no cap)');
+      {$endif}
     if ReadTimeout >= 0 then
-      if IsPublishedProp(Server, 'RequestReadTimeout') then
-        SetOrdProp(Server, 'RequestReadTimeout', ReadTimeout)
-      else
-        Unsupported('--request-read-timeout', 'no RequestReadTimeout in this fcl-web');
+      SetPublished(Server, 'RequestReadTimeout', '--request-read-timeout', ReadTimeout);
     if NoStrictURL then
-      if IsPublishedProp(Server, 'StrictASCIIURL') then
-        SetOrdProp(Server, 'StrictASCIIURL', 0)
-      else
-        Unsupported('--no-strict-ascii-url', 'no StrictASCIIURL in this fcl-web');
+      SetPublished(Server, 'StrictASCIIURL', '--no-strict-ascii-url', 0);
     if MaxBody >= 0 then
       {$if declared(DefaultMaxBodySize)}
       Server.MaxBodySize := MaxBody;

@@ -99,13 +99,14 @@ def test_buffer_aware_pending_fixes_b2():
     _fixes("buffer-aware-pending", "B2")
 
 
-def test_coalesce_writes_fixes_b3_without_nodelay():
-    """The stall goes with one write per response, and no TCP_NODELAY at all."""
-    _fixes("coalesce-writes", "B3")
+def test_set_tcp_nodelay_fixes_b3():
+    """The stall goes with TCP_NODELAY set once per connection; the
+    response is still two writes (header block, content)."""
+    _fixes("set-tcp-nodelay", "B3")
     if kit.have_strace():
-        v = kit.measure_b3(row("coalesce-writes"), TMP / "cw-strace", True)
-        check(v.data["sends_per_response"] == [1], f"sends {v.data['sends_per_response']}")
-        check(v.data["tcp_nodelay_per_connection"] == [0],
+        v = kit.measure_b3(row("set-tcp-nodelay"), TMP / "nd-strace", True)
+        check(v.data["sends_per_response"] == [2], f"sends {v.data['sends_per_response']}")
+        check(v.data["tcp_nodelay_per_connection"] == [1],
               f"nodelay {v.data['tcp_nodelay_per_connection']}")
 
 

@@ -22,7 +22,7 @@ int main(int argc, char **argv)
         unit_register_response,     unit_register_connection,
         unit_register_httpserver,   unit_register_conn_handlers,
         unit_register_options,      unit_register_ssockets,
-        unit_register_threadpool,
+        unit_register_threadpool,   unit_register_stream,
     };
     unsigned failures;
     size_t i;

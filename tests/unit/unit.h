@@ -67,6 +67,7 @@ int unit_register_conn_handlers(void);
 int unit_register_options(void);
 int unit_register_ssockets(void);
 int unit_register_threadpool(void);
+int unit_register_stream(void);
 
 /* ---- assertions that print the values they compared -------------------- */
 

@@ -1,0 +1,624 @@
+#!/usr/bin/env python3
+"""sweep.py - each fix across the shapes applications send (`make sweep`).
+
+The matrix decides every defect at one point (a 4-byte /ping, a 5-byte
+POST, three pipelined GETs).  Where a defect's mechanism depends on a size,
+a depth or a link, this sweeps it and shows the boundary:
+
+  B3  response body 0 B .. 1 MiB (dense at the links' MSS, CopyFrom's
+      128 KiB piece, 16 KiB, the socket buffer), as Content and as
+      ContentStream, on loopback and on veth pairs with MTU 1500 and the
+      largest MTU veth takes: the median of requests 2..n on one socket over
+      the median on fresh sockets, same server, same run (under Wine, where a
+      fresh connection costs milliseconds, over the same socket after a
+      300 ms idle gap); sendto per response (strace); peak memory for a
+      10 and a 100 MiB ContentStream;
+  B2  pipeline depth 2..256 (crossing the 4 KiB read buffer): answers;
+  B5  POST body size around the read buffer, and several POSTs pipelined
+      in one send(): answers.
+
+Rows: the model and the real trunk (and win64 under Wine for B3, loopback
+only: Wine's server would have to start inside the namespace), each as
+stock, the defect's fix (repro/patchset.py) and all.  Checks (TEST lines):
+every fixed row is clean at every point; stock shows the defect wherever
+its mechanism says it must (B3: every body from 1 byte to below the link's
+MSS, which is measured, not assumed); the model and the real server agree
+at every point.  Verdicts are counts and same-run ratios (kit.py's bounds).
+
+usage: sweep.py [--short] [--out DIR] [--links lo,veth-1500,veth-max]
+                [--no-win64] [--no-real]
+Exit status 0 when every check passed.
+"""
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import httpwire  # noqa: E402
+import kit  # noqa: E402
+import patchset  # noqa: E402
+import wineprefix  # noqa: E402
+
+REAL_TRUNK = kit.BUILD / "real-trunk"
+REAL_WIN64 = kit.BUILD / "real-trunk-win64"
+WINE = kit.TOP / "repro" / "fpc" / "wine-server.sh"
+READ_BUF = 4096          # ReadBufLen: FBuffer's size (server-min/httpserver.h)
+STREAM_PIECE = 0x20000   # TStream.CopyFrom's buffer (server-min/stream.h)
+
+# Body sizes every link gets; each link adds MSS-1, MSS, MSS+1 of its own.
+B3_SIZES = [0, 1, 4, 100, 1000, 1400, 2000, 2896, 4096, 8192, 16383, 16384,
+            16385, 20000, 32768, 50000, 65000, 65536, 70000, 100000, 131071,
+            131072, 131073, 200000, 262144, 300000, 524288, 1048576]
+B3_SHORT = [0, 4, 16385, 20000, 65000, 70000, 300000, 1048576]
+B3_WINE = [4, 20000, 65000, 300000, 1048576]
+B2_DEPTHS = [2, 3, 4, 8, 16, 32, 64, 80, 96, 128, 192, 256]
+B2_SHORT = [2, 64, 128, 256]
+B5_BODIES = [1, 5, 100, 1000, 3500, 4000, 4096, 4097, 5000, 8192, 16384, 65536]
+B5_SHORT = [5, 4000, 5000, 65536]
+B5_POSTS = [2, 4, 8]
+MEM_STREAMS = [10 << 20, 100 << 20]
+
+
+# ---- links --------------------------------------------------------------
+
+@dataclass
+class Link:
+    name: str
+    address: str = "127.0.0.1"
+    wrap: list[str] = field(default_factory=list)   # run the server inside the netns
+    mtu: int = 65536
+    mss: int = 0        # TCP_MAXSEG of a new connection (bounded by half the window)
+    mss_full: int = 0   # TCP_MAXSEG once a 1 MiB response has opened the window
+
+
+NETNS: list[str] = []
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def _cleanup_netns() -> None:
+    for ns in NETNS:
+        subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
+
+
+def veth_link(name: str, mtu: int | None) -> Link:
+    """A fresh namespace behind a veth pair on a private /30 of its own;
+    mtu None takes the largest the driver accepts (its maxmtu)."""
+    tag = secrets.token_hex(2)
+    ns, host, peer = f"fphs-sw{tag}", f"fpsh{tag}", f"fpsn{tag}"
+    x = int(tag, 16) % 250 + 1
+    haddr, naddr = f"10.201.{x}.1", f"10.201.{x}.2"
+    _ip("netns", "add", ns)
+    NETNS.append(ns)
+    _ip("link", "add", host, "type", "veth", "peer", "name", peer)
+    _ip("link", "set", peer, "netns", ns)
+    if mtu is None:
+        info = json.loads(subprocess.run(["ip", "-d", "-j", "link", "show", host],
+                                         capture_output=True, text=True, check=True).stdout)
+        mtu = int(info[0].get("max_mtu", 65535))
+    _ip("link", "set", host, "mtu", str(mtu))
+    _ip("-n", ns, "link", "set", peer, "mtu", str(mtu))
+    _ip("addr", "add", f"{haddr}/30", "dev", host)
+    _ip("link", "set", host, "up")
+    _ip("-n", ns, "addr", "add", f"{naddr}/30", "dev", peer)
+    _ip("-n", ns, "link", "set", peer, "up")
+    _ip("-n", ns, "link", "set", "lo", "up")
+    return Link(name, naddr, ["ip", "netns", "exec", ns], mtu)
+
+
+def server_mss(link: Link, port: int, client_port: int) -> int:
+    """The server socket's send segment size (`ss -ti`'s mss), in the
+    server's namespace."""
+    r = subprocess.run([*link.wrap, "ss", "-tinH", "state", "established",
+                        f"( sport = :{port} and dport = :{client_port} )"],
+                       capture_output=True, text=True, timeout=10)
+    for word in r.stdout.split():
+        if word.startswith("mss:"):
+            return int(word[4:])
+    raise kit.KitError(f"ss shows no mss for :{port} <- :{client_port}: {r.stdout!r} {r.stderr!r}")
+
+
+def measure_mss(link: Link, srv: kit.Server) -> tuple[int, int]:
+    """The server's segment size towards a client: on a new connection
+    (Linux bounds it by half the largest window the client has shown, so on
+    loopback it starts at half the initial window) and once a 1 MiB
+    response has grown the client's window (the link's MSS)."""
+    with socket.create_connection((srv.address, srv.port), timeout=5) as s:
+        cport = s.getsockname()[1]
+        s.sendall(b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+        httpwire.read_responses(s, 1)
+        first = server_mss(link, srv.port, cport)
+        s.sendall(b"GET /bytes/1048576 HTTP/1.1\r\nHost: x\r\n\r\n")
+        if len(httpwire.parse_responses(httpwire.read_responses(s, 1))) != 1:
+            raise kit.KitError(f"no answer to /bytes/1048576 from {srv.address}:{srv.port}")
+        return first, server_mss(link, srv.port, cport)
+
+
+# ---- servers ------------------------------------------------------------
+
+@dataclass
+class Subject:
+    label: str       # "model all", "real trunk stock", ...
+    kind: str        # model | real | win64
+    set: str         # stock, a fix (FIX or FIX+NEEDED), all
+    binary: Path
+    env: dict = field(default_factory=dict)
+
+    def server(self, link: Link, out: Path, tag: str, strace: bool = False) -> kit.Server:
+        wrap = [str(WINE)] if self.kind == "win64" else []
+        srv = kit.Server([*link.wrap, *wrap, str(self.binary), "--port", "0",
+                          "--address", link.address, *kit.HORSE],
+                         log_path=out / f"{tag}.server.log",
+                         strace_path=(out / f"{tag}.strace") if strace else None,
+                         env=self.env or None)
+        if self.kind == "win64":
+            srv.ready_deadline_s = 90.0
+        return srv
+
+
+def fix_set(defect: str) -> list[str]:
+    """The variant(s) that fix `defect`: each patch, with what it Needs."""
+    return [f"{p.name}+{p.needs}" if p.needs else p.name
+            for p in patchset.patches() if p.defect == defect]
+
+
+def subjects(defect: str, real: bool, win64: bool, wine_env: dict) -> list[Subject]:
+    sets = ["stock", *fix_set(defect), "all"]
+    out = [Subject(f"model {s}", "model", s, kit.binary(s)) for s in sets]
+    if real:
+        out += [Subject(f"real trunk {s}", "real", s, REAL_TRUNK / s / "fpserver")
+                for s in sets if (REAL_TRUNK / s / "fpserver").exists()]
+    if win64 and defect == "B3":
+        out += [Subject(f"win64 {s}", "win64", s, REAL_WIN64 / s / "fpserver.exe", wine_env)
+                for s in sets if (REAL_WIN64 / s / "fpserver.exe").exists()]
+    return out
+
+
+def fixes(subject: Subject, defect: str) -> bool:
+    return defect in patchset.fixed_by(subject.set)
+
+
+# ---- B3 -----------------------------------------------------------------
+
+def b3_point(srv: kit.Server, path: str, size: int, n: int, wine: bool) -> dict:
+    """Reused-socket median against the same run's control, and how many of
+    the reused requests stalled one by one."""
+    res = kit.probe(srv, "compare", "-n", str(n), "--path", path)
+    ka, fresh = res["keepalive"], res["fresh"]
+    p = {"reused_us": ka["stats_us"]["rest"]["p50"], "fresh_us": fresh["stats_us"]["all"]["p50"],
+         "reuse_proven": ka["connects"] == 1 and ka["reused"] and ka["responses"] == n,
+         "answered": ka["responses"] + fresh["responses"], "requests": 2 * n,
+         "bodies_ok": all(b == size for b in ka["body_len"] + fresh["body_len"])}
+    if wine:
+        gap = kit.probe(srv, "idle-gap", "-n", "3", "--gap-ms", "300", "--path", path)
+        p["control_us"] = gap["stats_us"]["rest"]["p50"]
+    else:
+        p["control_us"] = p["fresh_us"]
+    if p["control_us"]:
+        p["stalled"] = sum(1 for x in ka["latency_us"][1:]
+                           if x >= kit.B3_STALL_RATIO * p["control_us"])
+    return p
+
+
+def b3_state(p: dict) -> str:
+    if (not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"]
+            or not p["control_us"]):
+        return "inconclusive"
+    ratio = p["reused_us"] / p["control_us"]
+    p["ratio"] = round(ratio, 2)
+    if ratio >= kit.B3_STALL_RATIO:
+        return "reproduced"
+    return "fixed" if ratio <= kit.B3_CLEAN_RATIO else "inconclusive"
+
+
+def decide(measure) -> dict:
+    """A point that is not clean at once is measured again, and a third
+    time when the two disagree: the majority decides (a loaded machine adds
+    latency to single runs both ways; a stall adds a delayed-ACK period to
+    every request, every time).  The other runs are kept as `runs`."""
+    runs = [measure()]
+    for p in runs:
+        p["state"] = b3_state(p)
+    if runs[0]["state"] != "fixed":
+        runs.append(measure())
+        runs[1]["state"] = b3_state(runs[1])
+        if runs[1]["state"] != runs[0]["state"]:
+            runs.append(measure())
+            runs[2]["state"] = b3_state(runs[2])
+    states = [p["state"] for p in runs]
+    best = max(set(states), key=states.count)
+    if states.count(best) * 2 <= len(states):
+        best = "inconclusive"
+    last = dict(runs[-1], state=best)
+    if len(runs) > 1:
+        last["runs"] = [{k: p.get(k) for k in ("state", "ratio", "reused_us", "control_us", "stalled")}
+                        for p in runs]
+    return last
+
+
+def b3_run(subject: Subject, link: Link, sizes: list[int], n: int, out: Path) -> dict:
+    """One server: every size, Content and ContentStream; a point between
+    the bounds is measured once more and the second decides."""
+    wine = subject.kind == "win64"
+    points = []
+    with subject.server(link, out, f"b3-{link.name}") as srv:
+        for size in sizes_for(link, sizes):
+            for body in ("content", "stream"):
+                path = f"/bytes/{size}" + ("?body=stream" if body == "stream" else "")
+                p = decide(lambda: b3_point(srv, path, size, n, wine))
+                points.append({"size": size, "body": body, **p})
+    return {"subject": subject.label, "kind": subject.kind, "set": subject.set,
+            "link": link.name, "mss": link.mss, "mss_full": link.mss_full, "points": points}
+
+
+def sizes_for(link: Link, sizes: list[int]) -> list[int]:
+    """The sizes, and each side of the link's two segment sizes."""
+    extra = [m + d for m in (link.mss, link.mss_full) if m for d in (-1, 0, 1)]
+    return sorted(set(sizes) | set(extra))
+
+
+def b3_sendto(subject: Subject, sizes: list[int], out: Path) -> dict:
+    """sendto per response at each size (loopback, traced): one connection
+    per point, two requests each, in order."""
+    lo = Link("lo")
+    order = [(s, b) for s in sizes for b in ("content", "stream")]
+    srv = subject.server(lo, out, "b3-sendto", strace=True)
+    with srv:
+        for size, body in order:
+            path = f"/bytes/{size}" + ("?body=stream" if body == "stream" else "")
+            kit.probe(srv, "seq", "-n", "2", "--path", path)
+    conns = [c for c in kit.strace_analysis(srv.strace_path)["connections"] if c.get("responses")]
+    if len(conns) != len(order):
+        raise kit.KitError(f"{subject.label}: {len(conns)} traced connections for {len(order)} points")
+    return {"subject": subject.label, "set": subject.set,
+            "points": [{"size": s, "body": b, "sendto": sorted(set(c["sends_per_response"])),
+                        "nodelay": c["tcp_nodelay"]} for (s, b), c in zip(order, conns)]}
+
+
+def vm_hwm_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise kit.KitError(f"no VmHWM for pid {pid}")
+
+
+def b3_memory(subject: Subject, out: Path) -> dict:
+    """Peak RSS after a /ping, then after a 10 MiB and a 100 MiB
+    ContentStream, and sendto for each (strace): the send path must not
+    copy a stream into one buffer."""
+    lo = Link("lo")
+    srv = subject.server(lo, out, "b3-memory", strace=True)
+    with srv:
+        kit.probe(srv, "seq", "-n", "1")
+        pid = srv._server_pid()
+        hwm = [vm_hwm_kib(pid)]
+        for size in MEM_STREAMS:
+            r = kit.probe(srv, "seq", "-n", "1", "--path", f"/bytes/{size}?body=stream",
+                          "--deadline-ms", "60000")
+            if r["responses"] != 1:
+                raise kit.KitError(f"{subject.label}: {size}-byte stream not answered")
+            hwm.append(vm_hwm_kib(pid))
+    conns = [c for c in kit.strace_analysis(srv.strace_path)["connections"] if c.get("responses")]
+    grow = [(hwm[i + 1] - hwm[0]) for i in range(len(MEM_STREAMS))]
+    return {"subject": subject.label, "set": subject.set, "hwm_kib": hwm, "growth_kib": grow,
+            "sendto": [c["sends_per_response"] for c in conns[1:]],
+            # grows with the body: the 90 MiB more cost more than a tenth of itself
+            "grows_with_body": (grow[1] - grow[0]) * 1024 > (MEM_STREAMS[1] - MEM_STREAMS[0]) // 10}
+
+
+# ---- B2, B5 -------------------------------------------------------------
+
+def b2_run(subject: Subject, depths: list[int], out: Path) -> dict:
+    pts = []
+    with subject.server(Link("lo"), out, "b2") as srv:
+        for k in depths:
+            r = kit.probe(srv, "pipeline", "-k", str(k), "--deadline-ms", "1000")
+            pts.append({"depth": k, "sent": r["requests_sent"], "answered": r["responses"]})
+    return {"subject": subject.label, "kind": subject.kind, "set": subject.set, "points": pts}
+
+
+def post_batch(host: str, port: int, posts: int, size: int) -> tuple[bytes, list[bytes]]:
+    bodies = [bytes([ord("a") + (i + j) % 26 for j in range(size)]) for i in range(posts)]
+    req = b"".join(b"POST /echo HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/octet-stream\r\n"
+                   b"Content-Length: %d\r\n\r\n%s" % (host.encode(), port, len(b), b) for b in bodies)
+    return req + b"GET /ping HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port), bodies
+
+
+def b5_point(srv: kit.Server, posts: int, size: int) -> dict:
+    """posts POST /echo and a GET /ping in one send(): complete answers, and
+    whether each echo is its own body."""
+    batch, bodies = post_batch(srv.address, srv.port, posts, size)
+    with socket.create_connection((srv.address, srv.port), timeout=5) as s:
+        s.sendall(batch)
+        buf = httpwire.read_responses(s, posts + 1, limit_s=1.0)
+    rs = httpwire.parse_responses(buf)
+    echoes = [r.get("body") for r in rs[:posts]]
+    return {"posts": posts, "size": size, "answered": len(rs), "requests": posts + 1,
+            "echo_ok": echoes == bodies[:len(echoes)]}
+
+
+def b5_run(subject: Subject, sizes: list[int], posts: list[int], out: Path) -> dict:
+    pts = []
+    with subject.server(Link("lo"), out, "b5") as srv:
+        for size in sizes:
+            pts.append(b5_point(srv, 1, size))
+        for n in posts:
+            pts.append(b5_point(srv, n, 100))
+    return {"subject": subject.label, "kind": subject.kind, "set": subject.set, "points": pts}
+
+
+# ---- checks -------------------------------------------------------------
+
+class Checks:
+    def __init__(self) -> None:
+        self.failed = 0
+        self.lines: list[str] = []
+
+    def __call__(self, name: str, ok: bool, why: str = "") -> None:
+        self.failed += not ok
+        line = f"TEST: sweep {name} [{' OK ' if ok else 'FAIL'}]" + ("" if ok else f" {why}")
+        self.lines.append(line)
+        print(line, flush=True)
+
+
+def by_point(run: dict, keys: tuple[str, ...]) -> dict:
+    return {tuple(p[k] for k in keys): p for p in run["points"]}
+
+
+def counterparts(runs: list[dict]) -> list[tuple[dict, dict]]:
+    """(model run, real or win64 run) of the same set (and link)."""
+    model = {(r["set"], r.get("link")): r for r in runs if r["kind"] == "model"}
+    return [(model[(r["set"], r.get("link"))], r) for r in runs
+            if r["kind"] != "model" and (r["set"], r.get("link")) in model]
+
+
+def determined(run: dict, p: dict) -> bool:
+    """Whether the mechanism alone decides this point: every point of a
+    fixed row (Nagle is off), and on stock a body smaller than the segment
+    size a new connection starts with (one small segment behind the header
+    segment).  Beyond it, stock's outcome depends on how far the client's
+    receive window has grown by then (autotuning: from half the initial
+    window to the MSS) and how a stream's pieces fall on segments, and
+    varies from run to run on the model and the real server alike."""
+    return "B3" in patchset.fixed_by(run["set"]) or p["size"] < run["mss"]
+
+
+def check_b3(runs: list[dict], check: Checks) -> None:
+    for r in runs:
+        name = f"B3 {r['subject']} {r['link']}"
+        odd = [f"{p['size']}/{p['body']}" for p in r["points"]
+               if p["state"] == "inconclusive" and determined(r, p)]
+        check(f"{name} every point decided", not odd, f"inconclusive at {odd}")
+        if "B3" in patchset.fixed_by(r["set"]):
+            bad = [f"{p['size']}/{p['body']} {p.get('ratio')}x" for p in r["points"]
+                   if p["state"] != "fixed"]
+            check(f"{name} no stall at any size", not bad, f"stalls at {bad}")
+        else:
+            must = [p for p in r["points"] if 0 < p["size"] < r["mss"]]
+            bad = [f"{p['size']}/{p['body']}" for p in must if p["state"] != "reproduced"]
+            check(f"{name} stalls at every body below the segment size ({r['mss']})",
+                  bool(must) and not bad, f"no stall at {bad}")
+    for m, x in counterparts(runs):
+        mp, xp = by_point(m, ("size", "body")), by_point(x, ("size", "body"))
+        diff = [f"{k[0]}/{k[1]} model {mp[k]['state']} vs {xp[k]['state']}"
+                for k in sorted(mp) if k in xp and determined(m, mp[k])
+                and mp[k]["state"] != xp[k]["state"]]
+        check(f"B3 clone-vs-{x['kind']} {x['set']} {x['link']} same verdict at every size "
+              "the mechanism decides", not diff, "; ".join(diff))
+
+
+def check_cost(sendto: list[dict], memory: list[dict], check: Checks) -> None:
+    stock = {r["set"]: r for r in sendto}.get("stock")
+    for r in sendto:
+        fixed = "B3" in patchset.fixed_by(r["set"])
+        nd = sorted({p["nodelay"] for p in r["points"]})
+        check(f"B3 {r['subject']} TCP_NODELAY per connection {nd}", nd == ([1] if fixed else [0]),
+              "expected 1 with the fix, 0 without")
+        if stock and r is not stock:
+            sp = by_point(stock, ("size", "body"))
+            more = [f"{p['size']}/{p['body']} {p['sendto']} vs {sp[(p['size'], p['body'])]['sendto']}"
+                    for p in r["points"]
+                    if max(p["sendto"], default=0) > max(sp[(p["size"], p["body"])]["sendto"], default=0)]
+            check(f"B3 {r['subject']} no more sendto per response than stock", not more, "; ".join(more))
+    for r in memory:
+        check(f"B3 {r['subject']} stream memory does not grow with the body "
+              f"(+{r['growth_kib'][0]} KiB for 10 MiB, +{r['growth_kib'][1]} KiB for 100 MiB)",
+              not r["grows_with_body"])
+
+
+def check_counts(defect: str, runs: list[dict], keys: tuple[str, ...], check: Checks,
+                 must_lose) -> None:
+    for r in runs:
+        name = f"{defect} {r['subject']}"
+        total = lambda p: p.get("requests", p.get("sent"))  # noqa: E731
+        if defect in patchset.fixed_by(r["set"]):
+            bad = [p for p in r["points"] if p["answered"] != total(p) or not p.get("echo_ok", True)]
+            check(f"{name} answers every request at every point", not bad,
+                  f"{[(tuple(p[k] for k in keys), p['answered'], total(p)) for p in bad]}")
+        else:
+            must = [p for p in r["points"] if must_lose(p)]
+            bad = [p for p in must if p["answered"] >= total(p)]
+            check(f"{name} loses requests wherever they wait in the read buffer",
+                  bool(must) and not bad, f"all answered at {[tuple(p[k] for k in keys) for p in bad]}")
+    for m, x in counterparts(runs):
+        mp, xp = by_point(m, keys), by_point(x, keys)
+        diff = [f"{k}: model {mp[k]['answered']} vs {xp[k]['answered']}"
+                for k in sorted(mp) if k in xp and mp[k]["answered"] != xp[k]["answered"]]
+        check(f"{defect} clone-vs-real {x['set']} same answers at every point", not diff, "; ".join(diff))
+
+
+# ---- tables -------------------------------------------------------------
+
+def b3_table(runs: list[dict], link: str, body: str) -> str:
+    cols = [r for r in runs if r["link"] == link]
+    if not cols:
+        return ""
+    sizes = sorted({p["size"] for r in cols for p in r["points"]})
+    mark = {"reproduced": "STALL", "fixed": "ok", "inconclusive": "??"}
+    head = f"| body bytes | " + " | ".join(r["subject"] for r in cols) + " |"
+    lines = [f"B3, {body}, {link} (segment size {cols[0]['mss']} at connect, {cols[0]['mss_full']} "
+             "once the window has grown): median of requests 2..n on one socket over the "
+             "fresh-socket median, same server and run; (k/n): requests that stalled one by "
+             "one, where the receive window decides", "",
+             head, "|" + " --- |" * (len(cols) + 1)]
+    for s in sizes:
+        cells = []
+        for r in cols:
+            p = by_point(r, ("size", "body")).get((s, body))
+            if not p:
+                cells.append("-")
+                continue
+            cell = f"{mark[p['state']]} {p.get('ratio', '-')}x"
+            if not determined(r, p):
+                cell += f" ({p.get('stalled', '?')}/{(p['requests'] // 2) - 1})"
+            cells.append(cell)
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def count_table(defect: str, runs: list[dict], keys: tuple[str, ...]) -> str:
+    if not runs:
+        return ""
+    pts = sorted({tuple(p[k] for k in keys) for r in runs for p in r["points"]})
+    head = f"| {' x '.join(keys)} | " + " | ".join(r["subject"] for r in runs) + " |"
+    lines = [f"{defect}: answered / sent", "", head, "|" + " --- |" * (len(runs) + 1)]
+    for k in pts:
+        cells = []
+        for r in runs:
+            p = by_point(r, keys).get(k)
+            cells.append(f"{p['answered']}/{p.get('requests', p.get('sent'))}" if p else "-")
+        lines.append(f"| {' x '.join(map(str, k))} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ---- running ------------------------------------------------------------
+
+def run_all(jobs: list[tuple[str, callable]], width: int) -> dict[str, object]:
+    """Every job at once (they mostly wait on delayed ACKs and deadlines),
+    with a progress line every 5 s; a job that raised is a failed job."""
+    out: dict[str, object] = {}
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=width) as ex:
+        futs = {ex.submit(fn): name for name, fn in jobs}
+        pending = set(futs)
+        last = t0
+        while pending:
+            done = {f for f in pending if f.done()}
+            for f in done:
+                name = futs[f]
+                try:
+                    out[name] = f.result()
+                except Exception as e:   # noqa: BLE001 - reported as a failure below
+                    out[name] = e
+            pending -= done
+            if pending and time.monotonic() - last >= 5:
+                last = time.monotonic()
+                print(f"   ... sweep {time.monotonic() - t0:.0f} s: {len(pending)} of "
+                      f"{len(jobs)} measures running", flush=True)
+            time.sleep(0.1)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--short", action="store_true", help="boundary points only (make test)")
+    ap.add_argument("--out", default=str(kit.TOP / "results" / "sweep"))
+    ap.add_argument("--links", default="lo,veth-1500,veth-max")
+    ap.add_argument("--no-win64", action="store_true")
+    ap.add_argument("--no-real", action="store_true")
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    kit.raise_fd_limit()
+    check = Checks()
+    links = [Link("lo")]
+    wanted = a.links.split(",")
+    veth = [w for w in wanted if w.startswith("veth")]
+    if veth and (os.geteuid() != 0 or not shutil.which("ip")):
+        print("TEST: sweep veth links [SKIP] needs root and iproute2 (ip netns)")
+    elif veth:
+        atexit.register(_cleanup_netns)
+        for w in veth:
+            links.append(veth_link(w, 1500 if w == "veth-1500" else None))
+    links = [ln for ln in links if ln.name in wanted]
+    wine_env = {}
+    win64 = not a.no_win64 and (REAL_WIN64 / "stock" / "fpserver.exe").exists() and shutil.which("wine")
+    if win64:
+        try:
+            wine_env = {"WINEPREFIX": str(wineprefix.shared_server(wineprefix.temp_copy()))}
+        except wineprefix.WineError as e:
+            print(f"TEST: sweep win64 rows [SKIP] no Wine prefix ({e})")
+            win64 = False
+    sizes = B3_SHORT if a.short else B3_SIZES
+    n = 8 if a.short else 12
+    jobs = []
+    b3s = subjects("B3", not a.no_real, bool(win64), wine_env)
+    for s in b3s:
+        for ln in (links if s.kind != "win64" else links[:1]):
+            d = out / "b3" / s.label.replace(" ", "_") / ln.name
+            sz = B3_WINE if s.kind == "win64" else sizes
+            jobs.append((f"b3|{s.label}|{ln.name}", lambda s=s, ln=ln, d=d, sz=sz: b3_run(s, ln, sz, n, d)))
+        if s.kind != "win64":
+            d = out / "cost" / s.label.replace(" ", "_")
+            jobs.append((f"sendto|{s.label}", lambda s=s, d=d: b3_sendto(s, sizes, d)))
+            jobs.append((f"memory|{s.label}", lambda s=s, d=d: b3_memory(s, d)))
+    for s in subjects("B2", not a.no_real, False, {}):
+        jobs.append((f"b2|{s.label}", lambda s=s: b2_run(s, B2_SHORT if a.short else B2_DEPTHS,
+                                                         out / "b2" / s.label.replace(" ", "_"))))
+    for s in subjects("B5", not a.no_real, False, {}):
+        jobs.append((f"b5|{s.label}", lambda s=s: b5_run(s, B5_SHORT if a.short else B5_BODIES,
+                                                         B5_POSTS, out / "b5" / s.label.replace(" ", "_"))))
+    # The MSS of each link first (a loopback server tells it), so that every
+    # run's sizes include MSS-1, MSS and MSS+1 of its link.
+    for ln in links:
+        with subjects("B3", False, False, {})[0].server(ln, out, f"mss-{ln.name}") as probe_srv:
+            ln.mss, ln.mss_full = measure_mss(ln, probe_srv)
+    print(f"sweep: {len(jobs)} measures, links " +
+          ", ".join(f"{ln.name} (MTU {ln.mtu}, MSS {ln.mss} at connect, {ln.mss_full} once the "
+                    "window has grown)" for ln in links), flush=True)
+    t0 = time.monotonic()
+    res = run_all(jobs, width=int(os.environ.get("KIT_SWEEP_JOBS", "24")))
+    errors = {k: v for k, v in res.items() if isinstance(v, Exception)}
+    for k, e in errors.items():
+        check(f"measure {k}", False, f"{type(e).__name__}: {e}")
+    ok = {k: v for k, v in res.items() if not isinstance(v, Exception)}
+    order = {name: i for i, (name, _) in enumerate(jobs)}
+    pick = lambda tag: [ok[k] for k in sorted(ok, key=order.get) if k.split("|")[0] == tag]  # noqa: E731
+    doc = {"short": a.short, "links": [vars(ln) for ln in links], "seconds": round(time.monotonic() - t0, 1),
+           "b3": pick("b3"), "sendto": pick("sendto"), "memory": pick("memory"),
+           "b2": pick("b2"), "b5": pick("b5")}
+    check_b3(doc["b3"], check)
+    check_cost(doc["sendto"], doc["memory"], check)
+    check_counts("B2", doc["b2"], ("depth",), check, lambda p: p["depth"] >= 2)
+    # B5's mechanism: the requests behind the body are lost when they were
+    # in FBuffer as the body was read, i.e. when the whole batch fits in it.
+    check_counts("B5", doc["b5"], ("posts", "size"), check,
+                 lambda p: len(post_batch("127.0.0.1", 65535, p["posts"], p["size"])[0]) <= READ_BUF)
+    doc["checks"] = check.lines
+    (out / "sweep.json").write_text(json.dumps(doc, indent=1))
+    md = [b3_table(doc["b3"], ln.name, body) for ln in links for body in ("content", "stream")]
+    md += [count_table("B2", doc["b2"], ("depth",)), count_table("B5", doc["b5"], ("posts", "size"))]
+    (out / "sweep.md").write_text("\n".join(x for x in md if x))
+    passed = len(check.lines) - check.failed
+    print(f"sweep: {doc['seconds']} s; tables in {out / 'sweep.md'}")
+    print(f"{passed} passed, {check.failed} failed")
+    return 1 if check.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
