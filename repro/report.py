@@ -2,7 +2,8 @@
 """report.py - regenerate the generated parts of REPORT.md from a run, or
 check that REPORT.md's structural claims still hold.
 
-  repro/report.py [--matrix results/latest/matrix.json]   rewrite REPORT.md
+  repro/report.py [--matrix results/latest/matrix.json] [--sweep results/sweep/sweep.json]
+                                                          rewrite REPORT.md
   repro/report.py --check results/test-matrix/matrix.json compare claims
 
 Generated parts sit between '<!-- generated:NAME -->' and
@@ -25,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
 import patchset  # noqa: E402
+import sweep_report  # noqa: E402
 
 TOP = kit.TOP
 REPORT = TOP / "REPORT.md"
@@ -142,7 +144,7 @@ def block_b3_figures(doc: dict) -> str:
     rm = rowmap(doc)
     lines = ["| server | request 1 | requests 2..30 p50 | keep-alive off p50 | 300 ms gap p50 | ratio | sendto/resp | wire (loopback) |",
              "|---|---|---|---|---|---|---|---|"]
-    for name in ["stock", "coalesce-writes", "stock --socket-handler nodelay",
+    for name in ["stock", *patchset.fixing("B3"), "stock --socket-handler nodelay",
                  "stock --request-nodelay", "stock --on-allow-connect nodelay",
                  "forward-allow-connect --on-allow-connect nodelay", "all"]:
         if name not in rm:
@@ -164,7 +166,8 @@ def block_mitigations(doc: dict) -> str:
             ("stock --socket-handler nodelay", "`OnGetSocketHandler` returns a handler whose `Accept` sets TCP_NODELAY", "yes, every FPC version that has `OnGetSocketHandler`"),
             ("stock --request-nodelay", "set TCP_NODELAY from the request handler (the `DoGetModule` route proposed in Horse issue #562)", "yes; one setsockopt per request"),
             ("forward-allow-connect --on-allow-connect nodelay", "the `OnAllowConnect` hook on a server with the B1 fix", "only once B1 is fixed upstream"),
-            ("coalesce-writes", "upstream fix: header and body in one write", "no application change; no socket option")]
+            *[(f, "upstream fix: TCP_NODELAY on every accepted connection (`TFPHTTPConnection.SetupSocket`)",
+               "no application change") for f in patchset.fixing("B3")]]
     lines = ["| mitigation | what it does | works on stock? | B3 | reuse/off | sendto/resp | TCP_NODELAY/conn | keep-alive kept (1 connection) |",
              "|---|---|---|---|---|---|---|---|"]
     for name, what, works in rows:
@@ -401,8 +404,11 @@ def replace_block(text: str, name: str, body: str) -> str:
     return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
-def generate(matrix: Path) -> int:
+def generate(matrix: Path, sweep: Path) -> int:
     doc = load(matrix)
+    sw = load(sweep) if sweep.exists() else None
+    if sw and sw.get("short"):
+        sys.exit(f"report: {sweep} is a --short sweep; the report takes a full `make sweep` run")
     results = matrix.parent
     cl_path = results / "clients" / "clients.json"
     clients = load(cl_path) if cl_path.exists() else None
@@ -418,7 +424,7 @@ def generate(matrix: Path) -> int:
                                        "keep-surplus-bytes+buffer-aware-pending", "all"]),
         "b6": block_defect(doc, "B6", ["stock", "buffer-aware-pending", "pool-idle-fallback", "all"]),
         "ladder-stock": ladder_excerpt("stock-b3", 2),
-        "ladder-coalesce": ladder_excerpt("coalesce-writes", 2),
+        "ladder-fix": ladder_excerpt("set-tcp-nodelay", 2),
         "ladder-nodelay": ladder_excerpt("socket-handler-nodelay", 2),
         "strace-b3": strace_excerpt("stock-b3", r"sendto|select\(", 6),
         "strace-b2": strace_excerpt("stock-b2", r"select\(.*= 0|recvfrom|sendto", 6, True),
@@ -430,6 +436,11 @@ def generate(matrix: Path) -> int:
         "windows": block_windows(doc),
         "clients": block_clients(clients),
         "plot": make_plot(doc, results),
+        "b3-sweep": sweep_report.block_b3(sw),
+        "b3-cost": sweep_report.block_cost(sw),
+        "b2-sweep": sweep_report.block_counts(sw, "B2"),
+        "b5-sweep": sweep_report.block_counts(sw, "B5"),
+        "sweep-plot": sweep_report.make_plot(sw, DOCS),
     }
     for p in patchset.patches():
         blocks[f"fix-{p.name}"] = block_fix(p.name)
@@ -479,11 +490,12 @@ def check_pascal() -> int:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--matrix", default=str(TOP / "results" / "latest" / "matrix.json"))
+    ap.add_argument("--sweep", default=str(TOP / "results" / "sweep" / "sweep.json"))
     ap.add_argument("--check", metavar="MATRIX_JSON")
     a = ap.parse_args()
     if a.check:
         return check(Path(a.check))
-    return generate(Path(a.matrix))
+    return generate(Path(a.matrix), Path(a.sweep))
 
 
 if __name__ == "__main__":
