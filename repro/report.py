@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
 import patchset  # noqa: E402
 import sweep_report  # noqa: E402
+import upstream_texts  # noqa: E402
 
 TOP = kit.TOP
 REPORT = TOP / "REPORT.md"
@@ -378,17 +379,30 @@ def defect_sections(text: str) -> dict[str, str]:
     return out
 
 
+def version_322(doc: dict, defect: str) -> str:
+    """What the matrix measured on Debian's FPC 3.2.2 for this defect."""
+    row = next((r for r in doc["rows"] if r["row"].startswith("real FPC 3.2")), None)
+    if not row:
+        return "not measured in this run"
+    v = row["verdicts"][defect]
+    return {"reproduced": "affected", "fixed": "not affected",
+            "n/a": "cannot arise"}.get(v["state"], v["state"]) + f" ({v['figure']})"
+
+
 def write_tracker(text: str, doc: dict) -> list[Path]:
+    """report/Bn.md: the tracker's fields (summary, versions, introduced
+    by, regression test), then the REPORT section, which runs in the order
+    FPC's tracker reads: affected, introduced by, the Pascal reproducer,
+    expected and actual, evidence, root cause, the patch, the fpcunit
+    test, the real-trunk verification."""
     TRACKER.mkdir(exist_ok=True)
     env = doc["environment"]
     written = []
     for defect, body in defect_sections(text).items():
         body = re.sub(r"<!-- /?generated:[^>]*-->\n?", "", body)
-        title = body.splitlines()[0][3:]
-        head = (f"Summary: fphttpserver: {title.split('. ', 1)[1]}\n"
-                f"Component: fcl-web (packages/fcl-web/src/base/fphttpserver.pp)\n"
-                f"Version: trunk 3.3.1 (fpc/FPCSource 1dba64b); see 'Affected'\n"
-                f"Reproducer: the fphttpserver reproducer kit, `make repro` "
+        title = body.splitlines()[0][3:].split(". ", 1)[1]
+        head = (upstream_texts.tracker_head(defect, title, version_322(doc, defect)) +
+                f"Evidence: the fphttpserver reproducer kit, `make repro` "
                 f"(run {env.get('date_utc')}, commit {env.get('commit')})\n\n")
         path = TRACKER / f"{defect}.md"
         path.write_text(head + body.replace("](docs/", "](../docs/") + "\n")
@@ -446,6 +460,9 @@ def generate(matrix: Path, sweep: Path) -> int:
         blocks[f"fix-{p.name}"] = block_fix(p.name)
     for d in DEFECTS:
         blocks[f"verified-{d}"] = block_verified(doc, d)
+        blocks[f"introduced-{d}"] = upstream_texts.introduced(d)
+        blocks[f"reproduce-{d}"] = upstream_texts.reproduce(d)
+        blocks[f"test-{d}"] = upstream_texts.regression_test(d)
     for name, body in blocks.items():
         if f"<!-- generated:{name} -->" in text:
             text = replace_block(text, name, body)

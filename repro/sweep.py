@@ -289,7 +289,9 @@ def b3_sendto(subject: Subject, sizes: list[int], out: Path) -> dict:
     with srv:
         for size, body in order:
             path = f"/bytes/{size}" + ("?body=stream" if body == "stream" else "")
-            kit.probe(srv, "seq", "-n", "2", "--path", path)
+            r = kit.probe(srv, "seq", "-n", "2", "--path", path, "--deadline-ms", "30000")
+            if r["responses"] != 2:
+                raise kit.KitError(f"{subject.label}: {r['responses']} of 2 answered for {path}")
     conns = [c for c in kit.strace_analysis(srv.strace_path)["connections"] if c.get("responses")]
     if len(conns) != len(order):
         raise kit.KitError(f"{subject.label}: {len(conns)} traced connections for {len(order)} points")

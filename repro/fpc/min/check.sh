@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# repro/fpc/min/check.sh [bN...] - prove the minimal Pascal reproducers.
+#
+# Each bN.lpr here shows defect BN with fphttpserver and one stock command,
+# written in its header ("Command:", and for B3 a "Control:").  For each
+# program (default: every defect repro/patchset.py knows):
+#   - build it with the trunk toolchain (build/fpc-trunk/bin/fpc) on the
+#     stock snapshot and with each patch whose Defect: is BN
+#     (repro/patchset.py; a patch's Needs: is added, and a patch that has a
+#     Needs: is also run without it, where the defect must stay);
+#   - build it with Debian's FPC 3.2.2 where the kit's 3.2.2 row
+#     (repro/matrix.py) expects the defect, or expects it absent (then the
+#     program must show it absent: "not affected");
+#   - run each build with the header's command (port substituted) and judge
+#     by counts in that command's output (responses, hook lines, headers),
+#     for B3 by the same-run ratio of reused to fresh-connection medians
+#     with the kit's bounds (repro/kit.py).  An inconclusive run is made
+#     once more on a new server, and the second decides.
+# Builds are cached in build/min/<toolchain>/<set>/ (key: the toolchain's
+# identity, the set's patches, the program, repro/fpc/build.sh); the last
+# run's raw outputs are in results/min/.
+# Output: 'TEST: min bN <toolchain> <set> ... [ OK ]' lines; exit 0 pass,
+# 1 a failure, 4 skip (no trunk toolchain or a missing client tool).
+set -uo pipefail
+kit_name=min
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$top/scripts/lib.sh"
+trap kit_cleanup EXIT
+trap 'exit 143' TERM INT
+
+require_command curl curl min
+require_command nc netcat-openbsd min
+if ! nc -h 2>&1 | grep -q OpenBSD; then   # the headers' nc: ends when the server closes
+    test_skip min "nc is not OpenBSD netcat (Debian package: netcat-openbsd)"
+    exit "$KSFT_SKIP"
+fi
+require_command ss iproute2 min
+require_command timeout coreutils min
+TRUNK=$top/build/fpc-trunk/bin/fpc
+if [[ ! -x $TRUNK ]]; then
+    test_skip min "no trunk toolchain $TRUNK (make fpc-trunk)"
+    exit "$KSFT_SKIP"
+fi
+FPC322=/usr/bin/fpc
+T322=""
+[[ -x $FPC322 ]] && T322=fpc-$("$FPC322" -iV)
+RESULTS=$top/results/min
+WATCHDOG_S=60          # a command still running then has hung: a failure
+JOBS=${MIN_JOBS:-8}    # cases run at once (most of their time is waiting)
+FD_LIMIT=4096          # B8 holds 1,101 connections
+cd "$top" || exit 1
+read -r STALL CLEAN < <(python3 -c 'import sys; sys.path.insert(0, "repro"); import kit
+print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') || die "cannot read the B3 bounds from repro/kit.py"
+
+# header_line PROG FIELD: the one-line value of "  FIELD:  ..." in PROG's header.
+header_line() { sed -n "s/^  $2:  //p" "$here/$1.lpr" | head -1; }
+
+fpc_of() { if [[ $1 == trunk ]]; then echo "$TRUNK"; else echo "$FPC322"; fi; }
+
+# The 3.2.2 verdicts the kit expects (repro/matrix.py's 3.2.2 row), one
+# 'Bn state' a line.  The row is made for every built fpc-3.* server; a
+# stand-in folder makes it without one.
+expect_322() {
+    python3 - "${T322#fpc-}" <<'PY'
+import pathlib, sys, tempfile
+sys.path.insert(0, "repro")
+import kit, matrix
+with tempfile.TemporaryDirectory() as d:
+    exe = pathlib.Path(d) / f"fpc-{sys.argv[1]}" / "fpserver"
+    exe.parent.mkdir()
+    exe.touch()
+    kit.BUILD = pathlib.Path(d)
+    rows = matrix.fpc322_rows()
+for defect, state in rows[0].expect.items():
+    print(defect, state)
+PY
+}
+
+# build PROG TOOL SET: the program built (cached), its path on stdout.
+build() {
+    local prog=$1 tool=$2 set=$3 fpc out key n
+    fpc=$(fpc_of "$tool")
+    out=$top/build/min/$tool/$set
+    key=$({ "$fpc" -iW; cat "$(dirname "$(dirname "$fpc")")/stamp" 2>/dev/null; echo "$set"
+            for n in ${set//+/ }; do [[ $n == stock ]] || cat "patches/fpc/$n.patch" 2>/dev/null; done
+            cat "$here/$prog.lpr" repro/fpc/build.sh; } | sha256sum | cut -c1-16)
+    if [[ -x $out/$prog && $(cat "$out/$prog.key" 2>/dev/null) == "$key" ]]; then
+        echo "$out/$prog"
+        return 0
+    fi
+    mkdir -p "$out"
+    rm -f "$out/$prog.key" "$out/$prog"
+    nice -n 5 repro/fpc/build.sh --fpc "$fpc" --program "$here/$prog.lpr" --set "$set" \
+        --out "$out" > "$out/$prog.build.log" 2>&1 || return 1
+    echo "$key" > "$out/$prog.key"
+    echo "$out/$prog"
+}
+
+free_port() {   # a port nothing uses, below the ephemeral range
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 12000))
+        ss -Htan "sport = :$p" | grep -q . || { echo "$p"; return; }
+    done
+}
+
+forget_pid() {
+    local i
+    for i in "${!KIT_PIDS[@]}"; do [[ ${KIT_PIDS[$i]} == "$1" ]] && unset 'KIT_PIDS[i]'; done
+    KIT_PIDS=("${KIT_PIDS[@]}")
+}
+stop_server() { stop_pid "$1" TERM; forget_pid "$1"; }
+
+# start_server EXE LOG: sets SRV_PID and SRV_PORT once the program has
+# printed its port and its socket listens (polled; another port if the
+# bind failed).
+start_server() {
+    local exe=$1 log=$2 port i _
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        ( ulimit -n $FD_LIMIT 2>/dev/null; exec "$exe" "$port" ) > "$log" 2>&1 &
+        SRV_PID=$!
+        KIT_PIDS+=("$SRV_PID")
+        if wait_for_line "$log" "listening on 127\.0\.0\.1:$port\$" "$SRV_PID"; then
+            for ((i = 0; i < 200; i++)); do
+                kill -0 "$SRV_PID" 2>/dev/null || break
+                if ss -Hltnp "sport = :$port" | grep -q "pid=$SRV_PID,"; then
+                    SRV_PORT=$port
+                    return 0
+                fi
+                sleep 0.05
+            done
+        fi
+        stop_server "$SRV_PID"
+    done
+    return 1
+}
+
+# run_cmd CMD OUT: CMD in bash, stdout to OUT, stderr to OUT.err; 1 if the
+# watchdog had to end it.
+run_cmd() {
+    local pid rc
+    timeout "$WATCHDOG_S" bash -c "$1" > "$2" 2> "$2.err" &
+    pid=$!
+    KIT_PIDS+=("$pid")
+    wait "$pid"
+    rc=$?
+    forget_pid "$pid"
+    ((rc != 124 && rc != 137))
+}
+
+# judge_bN OUT LOG: 'defect|fixed|inconclusive <figure>' from the command's
+# output OUT (and OUT.ctl, the control's) and the server's output LOG.
+judge_b1() {
+    local hooks reqs
+    hooks=$(grep -c '^OnAllowConnect' "$2") reqs=$(grep -c '^request' "$2")
+    local fig="$reqs requests, $hooks OnAllowConnect lines"
+    if ((reqs != 3)); then echo "inconclusive $fig"
+    elif ((hooks == 0)); then echo "defect $fig"
+    elif ((hooks == reqs)); then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+judge_count() {   # judge_count OUT ALL WHAT MIN MAX: a grep -c output; the defect: MIN..MAX
+    local n
+    n=$(head -1 "$1")
+    local fig="$n of $2 $3 answered"
+    if [[ $n == "$2" ]]; then echo "fixed $fig"
+    elif [[ $n =~ ^[0-9]+$ ]] && ((n >= $4 && n <= $5)); then echo "defect $fig"
+    else echo "inconclusive $fig"; fi
+}
+# The kit's rules (repro/kit.py measure_b2, measure_b5): B2 is 1 answer of
+# 3; B5 fewer than 2 (FPC 3.2.2 answers neither).
+judge_b2() { judge_count "$1" 3 "pipelined requests" 1 1; }
+judge_b5() { judge_count "$1" 2 "requests (POST+GET in one send)" 0 1; }
+judge_b3() {
+    awk -v stall="$STALL" -v clean="$CLEAN" '
+        function median(a, n,   i, j, t) {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        FNR == 1 { file++ }
+        file == 1 && FNR == 1 { first = $1 }
+        file == 1 && FNR > 1 { r[++nr] = $2; if ($1 != 0) bad++ }
+        file == 2 { if ($1 != 1) bad++; if (FNR > 1) f[++nf] = $2 }
+        END {
+            if (first != 1 || nr < 2 || nf != nr || bad) {
+                printf "inconclusive reuse not proven (num_connects: first %s, %d reused, %d fresh, %d wrong)\n", first, nr, nf, bad
+                exit
+            }
+            mr = median(r, nr); mf = median(f, nf); q = mr / mf
+            fig = sprintf("requests 2..%d on one connection: median %.3f ms, %.1fx the fresh-connection median %.3f ms", nr + 1, mr * 1000, q, mf * 1000)
+            print (q >= stall ? "defect" : q <= clean ? "fixed" : "inconclusive"), fig
+        }' "$1" "$1.ctl"
+}
+judge_b4() {
+    local ok closes conns dead
+    ok=$(grep -c '^< HTTP/1.1 200' "$1") closes=$(grep -c '^< Connection: close' "$1")
+    conns=$(grep -c '^\* Connected to' "$1") dead=$(grep -c 'seems to be dead' "$1")
+    local fig="$ok responses on $conns connections, $closes with 'Connection: close'; curl found $dead dead"
+    if ((ok != 2 || conns != 2)); then echo "inconclusive $fig (want 2 responses, the server closing after each)"
+    elif ((closes == 0)); then echo "defect $fig"
+    elif ((closes == 2)); then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+judge_b6() {
+    local got
+    got=$(paste -sd, "$1")
+    if [[ $got == "200 1,200 0" ]]; then echo "fixed http_code num_connects: $got"
+    elif [[ $got == "200 1,000 0" ]]; then echo "defect http_code num_connects: $got (request 2 unanswered)"
+    else echo "inconclusive http_code num_connects: $got"; fi
+}
+judge_b7() {   # 'N code' lines of the burst, then the 3 requests' codes
+    local burst ok last got
+    burst=$(awk '$2 == 200 { n = $1 } END { print n + 0 }' "$1")
+    got=$(awk 'NF == 1' "$1" | paste -sd' ') ok=$(grep -c '^200$' "$1") last=$(tail -1 "$1")
+    local fig="$burst of 32 answered at once; then, after they closed together: $got"
+    if ((burst == 0)) && [[ $got != 200* ]]; then echo "inconclusive $fig (nothing answered)"
+    elif ((ok == 3)); then echo "fixed $fig"
+    elif [[ $last == 000 ]]; then echo "defect $fig (hung)"
+    else echo "inconclusive $fig"; fi
+}
+judge_b8() {
+    local first last
+    first=$(sed -n 1p "$1") last=$(sed -n 2p "$1")
+    local fig="first: '${first%$'\r'}', last: '${last%$'\r'}'"
+    if [[ $first != *'HTTP/1.1 200'* ]]; then echo "inconclusive $fig (control unanswered)"
+    elif [[ $last == *'HTTP/1.1 200'* ]]; then echo "fixed $fig"
+    else echo "defect $fig"; fi
+}
+
+# one_run PROG EXE TAG: start, the command(s), stop, judge; sets VERDICT.
+# (Not in a $(...): the servers and clients it starts must stay this
+# shell's, for its cleanup.)
+one_run() {
+    local prog=$1 exe=$2 cmd ctl base=$RESULTS/$3
+    VERDICT="inconclusive the server did not start (see $base.server.log)"
+    start_server "$exe" "$base.server.log" || return
+    cmd=$(header_line "$prog" Command) ctl=$(header_line "$prog" Control)
+    if ! run_cmd "${cmd//8080/$SRV_PORT}" "$base.out" ||
+       { [[ -n $ctl ]] && ! run_cmd "${ctl//8080/$SRV_PORT}" "$base.out.ctl"; }; then
+        stop_server "$SRV_PID"
+        VERDICT="hung the command still ran after ${WATCHDOG_S} s"
+        return
+    fi
+    stop_server "$SRV_PID"
+    VERDICT=$("judge_$prog" "$base.out" "$base.server.log")
+}
+
+# case PROG TOOL SET WANT NAME: one TEST line.  WANT: defect or fixed.
+run_case() {
+    local prog=$1 tool=$2 set=$3 want=$4 name=$5 exe state fig first=""
+    if [[ $prog == b8 ]] && [[ $(ulimit -Hn) != unlimited ]] && (($(ulimit -Hn) < FD_LIMIT)); then
+        test_skip "$name" "hard descriptor limit $(ulimit -Hn) below $FD_LIMIT"
+        return
+    fi
+    exe=$top/build/min/$tool/$set/$prog
+    if [[ ! -x $exe ]]; then
+        test_fail "$name" "no build ($(tail -1 "$top/build/min/$tool/$set/$prog.build.log" 2>/dev/null))"
+        return
+    fi
+    one_run "$prog" "$exe" "$prog-$tool-$set"
+    if [[ $VERDICT == inconclusive* ]]; then
+        first=" (second run; the first: ${VERDICT#* })"
+        one_run "$prog" "$exe" "$prog-$tool-$set-again"
+    fi
+    state=${VERDICT%% *} fig=${VERDICT#* }$first
+    if [[ $state == "$want" ]]; then test_ok "$name" "$fig"; else test_fail "$name" "$state: $fig"; fi
+}
+
+# The cases: 'PROG TOOL SET WANT NAME' lines.
+cases() {
+    local d p pd needs prog exp322=""
+    [[ -n $T322 ]] && exp322=$(expect_322)
+    for d in ${DEFECTS}; do
+        prog=b${d#B}
+        echo "$prog trunk stock defect min $prog trunk stock shows defect"
+        while read -r p pd needs; do
+            [[ $pd == "$d" ]] || continue
+            if [[ -n $needs ]]; then
+                echo "$prog trunk $p+$needs fixed min $prog trunk $p+$needs fixed"
+                echo "$prog trunk $p defect min $prog trunk $p without $needs shows defect"
+            else
+                echo "$prog trunk $p fixed min $prog trunk $p fixed"
+            fi
+        done <<< "$PATCHES"
+        [[ -n $T322 ]] || continue
+        case $(awk -v d="$d" '$1 == d { print $2 }' <<< "$exp322") in
+        reproduced) echo "$prog $T322 stock defect min $prog $T322 shows defect" ;;
+        fixed) echo "$prog $T322 stock fixed min $prog $T322 not affected" ;;
+        esac
+    done
+}
+
+# 'NAME DEFECT [NEEDS]' per patch, in series order (repro/patchset.py).
+PATCHES=$(python3 -c 'import sys; sys.path.insert(0, "repro"); import patchset
+for p in patchset.patches(): print(p.name, p.defect, p.needs or "")') || die "repro/patchset.py failed"
+if (($#)); then DEFECTS=$(printf 'B%s ' "${@#b}"); else DEFECTS=$(python3 repro/patchset.py defects); fi
+tmp=""
+kit_mktemp tmp
+rm -rf "$RESULTS" && mkdir -p "$RESULTS"
+[[ -n $T322 ]] || note "no $FPC322: FPC 3.2.2 cases not run"
+t0=$SECONDS
+mapfile -t list < <(cases)
+missing=0
+for d in $DEFECTS; do
+    [[ -f $here/b${d#B}.lpr ]] || { test_fail "min b${d#B}" "no program $here/b${d#B}.lpr"; missing=1; }
+done
+
+# Builds, one at a time (they share the units folder of their set).
+for c in "${list[@]}"; do
+    read -r prog tool set _ <<< "$c"
+    [[ -f $here/$prog.lpr ]] || continue
+    build "$prog" "$tool" "$set" > /dev/null || note "build of $prog ($tool, $set) failed: build/min/$tool/$set/$prog.build.log"
+done
+note "builds ready after $((SECONDS - t0)) s"
+
+# Runs: B3's first and alone (its verdict is a latency ratio), then the
+# rest, JOBS at once, each case's line printed in list order.
+i=0 pids=()
+for pass in b3 rest; do
+    for c in "${list[@]}"; do
+        read -r prog tool set want name <<< "$c"
+        [[ -f $here/$prog.lpr ]] || continue
+        { [[ $pass == b3 && $prog != b3 ]] || [[ $pass == rest && $prog == b3 ]]; } && continue
+        n=$(printf "%03d" "$i"); i=$((i + 1))
+        # shellcheck disable=SC2030,SC2031  # the case's own servers, its own cleanup
+        ( KIT_PIDS=() KIT_TMPS=(); trap kit_cleanup EXIT; run_case "$prog" "$tool" "$set" "$want" "$name" > "$tmp/$n" ) &
+        pids+=($!)
+        # shellcheck disable=SC2031
+        KIT_PIDS+=($!)
+        [[ $pass == b3 ]] && wait "${pids[-1]}"
+        while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
+    done
+done
+for p in "${pids[@]}"; do wait "$p"; forget_pid "$p"; done
+cat "$tmp"/[0-9]*
+note "done in $((SECONDS - t0)) s"
+! grep -q '\[FAIL\]' "$tmp"/[0-9]* && ((missing == 0))
