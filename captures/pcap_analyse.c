@@ -11,6 +11,7 @@
 
 #include "../common/http_request.h"
 #include "../common/http_response.h"
+#include "../common/kjson.h"
 #include "../common/util.h"
 
 #include <ctype.h>
@@ -698,90 +699,110 @@ static void totals(struct totals *t)
     qsort(t->delays, t->nd, sizeof *t->delays, cmp_i64);
 }
 
-static void print_opt_i64(long idx, int64_t v)
+/* The value, or null when idx < 0 (no such packet). */
+static json_t *opt_i64(long idx, int64_t v)
 {
-    if (idx < 0)
-        printf("null");
-    else
-        printf("%" PRId64, v);
+    return idx < 0 ? json_null() : json_integer(v);
 }
 
-static void json_connections(void)
+static void json_connections(struct kj_rows *w)
 {
-    size_t i;
-    printf("  \"connection_list\": [");
-    for (i = 0; i < nconns; i++) {
+    kj_rows_list_begin(w, "connection_list");
+    for (size_t i = 0; i < nconns; i++) {
         struct conn *c = &conns[i];
         char a[80], b[80];
         int se = c->server < 0 ? 1 : c->server;
+        json_t *o = json_object();
         ep_str(&c->ep[!se], a, sizeof a);
         ep_str(&c->ep[se], b, sizeof b);
-        printf("%s\n    {\"conn\": %zu, \"client\": \"%s\", \"server\": \"%s\", \"server_known\": %s, "
-               "\"syn_seen\": %s, \"requests\": %d, \"responses\": %d, \"fin_server\": %d, \"fin_client\": %d, "
-               "\"rst_server\": %d, \"rst_client\": %d}",
-               i ? "," : "", i + 1, a, b, c->server < 0 ? "false" : "true", c->syn_seen ? "true" : "false",
-               c->requests, c->responses, c->fin[se], c->fin[!se], c->rst[se], c->rst[!se]);
+        kj_set(o, "conn", json_integer((json_int_t)i + 1));
+        kj_set(o, "client", kj_name(a));
+        kj_set(o, "server", kj_name(b));
+        kj_set(o, "server_known", json_boolean(c->server >= 0));
+        kj_set(o, "syn_seen", json_boolean(c->syn_seen));
+        kj_set(o, "requests", json_integer(c->requests));
+        kj_set(o, "responses", json_integer(c->responses));
+        kj_set(o, "fin_server", json_integer(c->fin[se]));
+        kj_set(o, "fin_client", json_integer(c->fin[!se]));
+        kj_set(o, "rst_server", json_integer(c->rst[se]));
+        kj_set(o, "rst_client", json_integer(c->rst[!se]));
+        kj_rows_item(w, o);
     }
+    kj_rows_list_end(w);
 }
 
-static void json_responses(void)
+static void json_responses(struct kj_rows *w)
 {
-    size_t i;
-    printf("\n  ],\n  \"per_response\": [");
-    for (i = 0; i < nresps; i++) {
+    kj_rows_list_begin(w, "per_response");
+    for (size_t i = 0; i < nresps; i++) {
         struct response *r = &resps[i];
         int64_t th = r->i_hdr >= 0 ? pkts[r->i_hdr].ts : 0;
         int64_t tb = r->i_body >= 0 ? pkts[r->i_body].ts : 0;
         int64_t ta = r->i_ack >= 0 ? pkts[r->i_ack].ts : 0;
-        printf("%s\n    {\"conn\": %d, \"index\": %d, \"status\": %d, \"class\": \"%s\", ", i ? "," : "",
-               r->conn, r->index, r->status, pa_class_name(r->cls));
+        json_t *o = json_object();
+        kj_set(o, "conn", json_integer(r->conn));
+        kj_set(o, "index", json_integer(r->index));
+        kj_set(o, "status", json_integer(r->status));
+        kj_set(o, "class", kj_name(pa_class_name(r->cls)));
         if (r->reason)
-            printf("\"reason\": \"%s\", ", r->reason);
-        printf("\"header_len\": %zu, \"body_len\": %zu, \"t_header_us\": ", r->head_end - r->start, r->body_len);
-        print_opt_i64(r->i_hdr, th);
-        printf(", \"t_ack_us\": ");
-        print_opt_i64(r->i_ack, ta);
-        printf(", \"t_body_us\": ");
-        print_opt_i64(r->i_body, tb);
-        printf(", \"ack_delay_us\": ");
-        print_opt_i64(r->i_ack >= 0 && r->i_hdr >= 0 ? 0 : -1, ta - th);
-        printf(", \"body_after_ack_us\": ");
-        print_opt_i64(r->i_ack >= 0 && r->i_body >= 0 ? 0 : -1, tb - ta);
-        printf("}");
+            kj_set(o, "reason", kj_name(r->reason));
+        kj_set(o, "header_len", json_integer((json_int_t)(r->head_end - r->start)));
+        kj_set(o, "body_len", json_integer((json_int_t)r->body_len));
+        kj_set(o, "t_header_us", opt_i64(r->i_hdr, th));
+        kj_set(o, "t_ack_us", opt_i64(r->i_ack, ta));
+        kj_set(o, "t_body_us", opt_i64(r->i_body, tb));
+        kj_set(o, "ack_delay_us", opt_i64(r->i_ack >= 0 && r->i_hdr >= 0 ? 0 : -1, ta - th));
+        kj_set(o, "body_after_ack_us", opt_i64(r->i_ack >= 0 && r->i_body >= 0 ? 0 : -1, tb - ta));
+        kj_rows_item(w, o);
     }
+    kj_rows_list_end(w);
+}
+
+/* {"n", "min", "p50", "max"} of the header->ACK delays (nulls when none). */
+static json_t *json_delays(const struct totals *t)
+{
+    json_t *o = json_object();
+    kj_set(o, "n", json_integer((json_int_t)t->nd));
+    kj_set(o, "min", t->nd ? json_integer(t->delays[0]) : json_null());
+    kj_set(o, "p50", t->nd ? json_integer(pa_median_sorted(t->delays, t->nd)) : json_null());
+    kj_set(o, "max", t->nd ? json_integer(t->delays[t->nd - 1]) : json_null());
+    return o;
+}
+
+/* Two {"server": , "client": } counts. */
+static json_t *json_sides(int server, int client)
+{
+    json_t *o = json_object();
+    kj_set(o, "server", json_integer(server));
+    kj_set(o, "client", json_integer(client));
+    return o;
 }
 
 static void print_json(void)
 {
     struct totals t;
-    size_t i;
+    struct kj_rows w;
+    char rule[64];
+    json_t *cls = json_object();
     totals(&t);
-    printf("{\n  \"file\": \"");
-    for (i = 0; prog_file[i]; i++) {
-        unsigned char ch = (unsigned char)prog_file[i];
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    printf("\",\n");
-    printf("  \"connections\": %d,\n  \"syns\": %d,\n  \"requests\": %d,\n  \"responses\": %d,\n",
-           t.connections, t.syns, t.requests, t.responses);
-    printf("  \"classes\": {\"coalesced\": %d, \"sent-before-ack\": %d, \"held-until-ack\": %d, \"other\": %d},\n",
-           t.cls[0], t.cls[1], t.cls[2], t.cls[3]);
-    printf("  \"held_rule\": \"body_after_ack_us * %d < ack_delay_us\",\n", PA_HELD_RATIO);
-    printf("  \"fin\": {\"server\": %d, \"client\": %d},\n  \"rst\": {\"server\": %d, \"client\": %d},\n",
-           t.fin_server, t.fin_client, t.rst_server, t.rst_client);
-    if (t.nd)
-        printf("  \"ack_delay_us\": {\"n\": %zu, \"min\": %" PRId64 ", \"p50\": %" PRId64 ", \"max\": %" PRId64 "},\n",
-               t.nd, t.delays[0], pa_median_sorted(t.delays, t.nd), t.delays[t.nd - 1]);
-    else
-        printf("  \"ack_delay_us\": {\"n\": 0, \"min\": null, \"p50\": null, \"max\": null},\n");
-    json_connections();
-    json_responses();
-    printf("\n  ]\n}\n");
+    kj_rows_begin(&w, stdout);
+    kj_rows_member(&w, "file", kj_name(prog_file));
+    kj_rows_member(&w, "connections", json_integer(t.connections));
+    kj_rows_member(&w, "syns", json_integer(t.syns));
+    kj_rows_member(&w, "requests", json_integer(t.requests));
+    kj_rows_member(&w, "responses", json_integer(t.responses));
+    for (int c = 0; c < PA_NCLASSES; c++)
+        kj_set(cls, pa_class_name((enum pa_class)c), json_integer(t.cls[c]));
+    kj_rows_member(&w, "classes", cls);
+    snprintf(rule, sizeof rule, "body_after_ack_us * %d < ack_delay_us", PA_HELD_RATIO);
+    kj_rows_member(&w, "held_rule", kj_name(rule));
+    kj_rows_member(&w, "fin", json_sides(t.fin_server, t.fin_client));
+    kj_rows_member(&w, "rst", json_sides(t.rst_server, t.rst_client));
+    kj_rows_member(&w, "ack_delay_us", json_delays(&t));
+    json_connections(&w);
+    json_responses(&w);
+    if (kj_rows_end(&w) != 0)
+        die("pcap-analyse: writing the JSON: %s", strerror(errno));
     free(t.delays);
 }
 

@@ -27,6 +27,7 @@
 #include "strace_analyse.h"
 
 #include "../common/http_request.h"
+#include "../common/kjson.h"
 #include "../common/util.h"
 #include "strace_fds.h"
 
@@ -557,73 +558,110 @@ static void print_timeouts(const struct selects *s)
     printf("]");
 }
 
+/* A byte count as a JSON integer (saturated at INT64_MAX, which only an
+ * absurd log reaches: every count is a sum of longs). */
+static json_t *jsize(size_t v)
+{
+    return json_integer(v > (size_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/* {"count": , "timeouts": [...], "timed_out": } of a select/poll census;
+ * a connection's has the buffered-request and duration keys too. */
+static json_t *json_selects(const struct selects *s, int conn)
+{
+    json_t *o = json_object(), *t = json_array();
+    kj_set(o, "count", json_integer(s->count));
+    for (int i = 0; i < s->ntimeouts; i++)
+        kj_push(t, json_integer(s->timeouts[i]));
+    kj_set(o, "timeouts", t);
+    kj_set(o, "timed_out", json_integer(s->timed_out));
+    if (conn) {
+        kj_set(o, "timed_out_with_buffered_request", json_integer(s->timed_out_buffered));
+        kj_set(o, "timed_out_total_us", json_integer(s->timed_out_dur_us));
+        kj_set(o, "max_duration_us", json_integer(s->max_dur_us));
+    }
+    return o;
+}
+
 struct totals {
     int smax, smin, have, nodelay, resp, req, tob;
 };
 
-static void json_conn(const struct sconn *c, size_t num, struct totals *T)
+static json_t *json_conn(const struct sconn *c, size_t num, struct totals *T)
 {
-    printf("%s\n    {\"conn\": %zu, \"fd\": %ld, \"pid\": %ld, \"t_accept_us\": %" PRId64 ", \"peer\": \"%s\", "
-           "\"discovered\": %s, \"tcp_nodelay\": %d, \"so_rcvtimeo\": %d, \"so_sndtimeo\": %d, "
-           "\"setsockopt_other\": %d, \"responses\": %d, \"sends_per_response\": [",
-           num > 1 ? "," : "", num, c->fd, c->accept_pid, c->t_accept, c->peer, c->discovered ? "true" : "false",
-           c->tcp_nodelay, c->so_rcvtimeo, c->so_sndtimeo, c->setsockopt_other, c->responses);
+    json_t *o = json_object(), *spr = json_array();
+    kj_set(o, "conn", jsize(num));
+    kj_set(o, "fd", json_integer(c->fd));
+    kj_set(o, "pid", json_integer(c->accept_pid));
+    kj_set(o, "t_accept_us", json_integer(c->t_accept));
+    kj_set(o, "peer", kj_name(c->peer));
+    kj_set(o, "discovered", json_boolean(c->discovered));
+    kj_set(o, "tcp_nodelay", json_integer(c->tcp_nodelay));
+    kj_set(o, "so_rcvtimeo", json_integer(c->so_rcvtimeo));
+    kj_set(o, "so_sndtimeo", json_integer(c->so_sndtimeo));
+    kj_set(o, "setsockopt_other", json_integer(c->setsockopt_other));
+    kj_set(o, "responses", json_integer(c->responses));
     for (int j = 0; j < c->responses; j++) {
-        printf("%s%d", j ? ", " : "", c->sends[j]);
+        kj_push(spr, json_integer(c->sends[j]));
         if (!T->have || c->sends[j] > T->smax)
             T->smax = c->sends[j];
         if (!T->have || c->sends[j] < T->smin)
             T->smin = c->sends[j];
         T->have = 1;
     }
-    printf("], \"sends_before_first_response\": %d, \"requests_read\": %d, \"truncated_reads\": %d, \"reads\": %d, \"bytes_read\": %zu, "
-           "\"bytes_written\": %zu, \"eof\": %s, \"shutdowns\": %d, \"closed\": %s, "
-           "\"selects\": {\"count\": %d, \"timeouts\": ",
-           c->sends_before_first, c->requests_read, c->truncated, c->reads, c->bytes_read, c->bytes_written,
-           c->eof ? "true" : "false", c->shutdowns, c->closed ? "true" : "false", c->sel.count);
-    print_timeouts(&c->sel);
-    printf(", \"timed_out\": %d, \"timed_out_with_buffered_request\": %d, \"timed_out_total_us\": %" PRId64
-           ", \"max_duration_us\": %" PRId64 "}}",
-           c->sel.timed_out, c->sel.timed_out_buffered, c->sel.timed_out_dur_us, c->sel.max_dur_us);
+    kj_set(o, "sends_per_response", spr);
+    kj_set(o, "sends_before_first_response", json_integer(c->sends_before_first));
+    kj_set(o, "requests_read", json_integer(c->requests_read));
+    kj_set(o, "truncated_reads", json_integer(c->truncated));
+    kj_set(o, "reads", json_integer(c->reads));
+    kj_set(o, "bytes_read", jsize(c->bytes_read));
+    kj_set(o, "bytes_written", jsize(c->bytes_written));
+    kj_set(o, "eof", json_boolean(c->eof));
+    kj_set(o, "shutdowns", json_integer(c->shutdowns));
+    kj_set(o, "closed", json_boolean(c->closed));
+    kj_set(o, "selects", json_selects(&c->sel, 1));
     T->nodelay += c->tcp_nodelay;
     T->resp += c->responses;
     T->req += c->requests_read;
     T->tob += c->sel.timed_out_buffered;
+    return o;
 }
 
-static void json_listener(void)
+static json_t *json_listener_opts(void)
 {
     char tmp[sizeof listener_opts], *tok, *sv = NULL;
-    int first = 1;
-    printf("  \"listener_setsockopt\": [");
+    json_t *a = json_array();
     memcpy(tmp, listener_opts, sizeof tmp);
-    for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv)) {
-        printf("%s\"%s\"", first ? "" : ", ", tok);
-        first = 0;
-    }
-    printf("],\n  \"listener_setsockopt_calls\": %d,\n", listener_setsockopt_n);
-    printf("  \"listener_selects\": {\"count\": %d, \"timeouts\": ", listener_sel.count);
-    print_timeouts(&listener_sel);
-    printf(", \"timed_out\": %d},\n", listener_sel.timed_out);
+    for (tok = strtok_r(tmp, ",", &sv); tok; tok = strtok_r(NULL, ",", &sv))
+        kj_push(a, kj_name(tok));
+    return a;
 }
 
 static void print_json(void)
 {
     struct totals T = {0};
+    struct kj_rows w;
     size_t num = 0;
-    printf("{\n  \"connections\": [");
+    kj_rows_begin(&w, stdout);
+    kj_rows_list_begin(&w, "connections");
     for (size_t i = 0; i < nconns; i++)
         if (!handed_over_conn(&conns[i]))
-            json_conn(&conns[i], ++num, &T);
-    printf("\n  ],\n  \"accepts\": %d,\n  \"handed_over\": %d,\n  \"tcp_nodelay_total\": %d,\n"
-           "  \"tcp_nodelay_unattached\": %d,\n  \"responses_total\": %d,\n"
-           "  \"requests_read_total\": %d,\n  \"timed_out_with_buffered_request_total\": %d,\n",
-           accepts, handed_over, T.nodelay + nodelay_unattached, nodelay_unattached, T.resp, T.req, T.tob);
-    json_listener();
-    if (T.have)
-        printf("  \"sends_per_response_max\": %d,\n  \"sends_per_response_min\": %d\n}\n", T.smax, T.smin);
-    else
-        printf("  \"sends_per_response_max\": null,\n  \"sends_per_response_min\": null\n}\n");
+            kj_rows_item(&w, json_conn(&conns[i], ++num, &T));
+    kj_rows_list_end(&w);
+    kj_rows_member(&w, "accepts", json_integer(accepts));
+    kj_rows_member(&w, "handed_over", json_integer(handed_over));
+    kj_rows_member(&w, "tcp_nodelay_total", json_integer(T.nodelay + nodelay_unattached));
+    kj_rows_member(&w, "tcp_nodelay_unattached", json_integer(nodelay_unattached));
+    kj_rows_member(&w, "responses_total", json_integer(T.resp));
+    kj_rows_member(&w, "requests_read_total", json_integer(T.req));
+    kj_rows_member(&w, "timed_out_with_buffered_request_total", json_integer(T.tob));
+    kj_rows_member(&w, "listener_setsockopt", json_listener_opts());
+    kj_rows_member(&w, "listener_setsockopt_calls", json_integer(listener_setsockopt_n));
+    kj_rows_member(&w, "listener_selects", json_selects(&listener_sel, 0));
+    kj_rows_member(&w, "sends_per_response_max", T.have ? json_integer(T.smax) : json_null());
+    kj_rows_member(&w, "sends_per_response_min", T.have ? json_integer(T.smin) : json_null());
+    if (kj_rows_end(&w) != 0)
+        die("strace-analyse: writing the JSON: %s", strerror(errno));
 }
 
 static void print_table(void)

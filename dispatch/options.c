@@ -5,6 +5,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
@@ -57,7 +58,8 @@ static void options_usage(const struct options *d)
 "  --pool-retire-ms MS      global-pool idle time before a worker retires (default %d)\n"
 "  --keep-alive-timeout MS  idle connection lifetime (default %d)\n"
 "  --verbose                log every dispatched request\n"
-"  --help                   this text\n",
+"  --help                   this text\n"
+"A value follows its option as --option V or --option=V.\n",
            d->port, d->address, options_mode_name(d->mode), d->loops,
            d->workers, d->queue_capacity, d->pool_min, d->pool_max,
            d->pool_retire_ms, d->keep_alive_timeout);
@@ -69,10 +71,10 @@ static int options_int(const char *flag, const char *v, int lo, int hi, int *out
     long x;
 
     errno = 0;
-    x = v ? strtol(v, &end, 10) : 0;
-    if (!v || errno || end == v || *end || x < lo || x > hi) {
+    x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
         fprintf(stderr, "dispatch: %s: '%s' is not a number in %d..%d\n",
-                flag, v ? v : "(missing)", lo, hi);
+                flag, v, lo, hi);
         return -1;
     }
     *out = (int)x;
@@ -81,77 +83,144 @@ static int options_int(const char *flag, const char *v, int lo, int hi, int *out
 
 static int options_mode(const char *v, enum dispatch_mode *m)
 {
-    if (v && strcmp(v, "global-pool") == 0)
+    if (strcmp(v, "global-pool") == 0)
         *m = DISPATCH_GLOBAL_POOL;
-    else if (v && strcmp(v, "inline") == 0)
+    else if (strcmp(v, "inline") == 0)
         *m = DISPATCH_INLINE;
-    else if (v && strcmp(v, "bounded-pool") == 0)
+    else if (strcmp(v, "bounded-pool") == 0)
         *m = DISPATCH_BOUNDED_POOL;
     else {
         fprintf(stderr, "dispatch: --dispatch: '%s' is not global-pool, inline "
-                        "or bounded-pool\n", v ? v : "(missing)");
+                        "or bounded-pool\n", v);
         return -1;
     }
     return 0;
 }
 
+/* getopt_long values, above every char; the int options first, in the
+ * order of ints[] below. */
+enum { O_PORT = 256, O_LOOPS, O_WORKERS, O_QUEUE, O_POOL_MIN, O_POOL_MAX,
+       O_RETIRE, O_KEEP_ALIVE, O_ADDRESS, O_DISPATCH, O_VERBOSE };
+#define O_NINTS (O_KEEP_ALIVE - O_PORT + 1)
+
+static const struct option longopts[] = {
+    { "port", required_argument, NULL, O_PORT },
+    { "address", required_argument, NULL, O_ADDRESS },
+    { "dispatch", required_argument, NULL, O_DISPATCH },
+    { "loops", required_argument, NULL, O_LOOPS },
+    { "workers", required_argument, NULL, O_WORKERS },
+    { "queue-capacity", required_argument, NULL, O_QUEUE },
+    { "pool-min", required_argument, NULL, O_POOL_MIN },
+    { "pool-max", required_argument, NULL, O_POOL_MAX },
+    { "pool-retire-ms", required_argument, NULL, O_RETIRE },
+    { "keep-alive-timeout", required_argument, NULL, O_KEEP_ALIVE },
+    { "verbose", no_argument, NULL, O_VERBOSE },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* The long option of a getopt_long value, NULL for none. */
+static const struct option *options_long(int val)
+{
+    const struct option *lo;
+
+    for (lo = longopts; lo->name; lo++)
+        if (lo->val == val)
+            return lo;
+    return NULL;
+}
+
+/* "--name" of a getopt_long value, for messages. */
+static const char *options_flag(int val)
+{
+    static char buf[48];
+    const struct option *lo = options_long(val);
+
+    if (lo)
+        snprintf(buf, sizeof buf, "--%s", lo->name);
+    else
+        snprintf(buf, sizeof buf, "-%c", val);
+    return buf;
+}
+
+/* getopt_long also takes a prefix ("--work" for --workers); the options
+ * are exact names, as before, so word must be the whole name. */
+static int options_abbreviated(const char *word, int val)
+{
+    const struct option *lo = options_long(val);
+
+    return lo && strncmp(word, "--", 2) == 0 &&
+           strcspn(word + 2, "=") != strlen(lo->name);
+}
+
+/* What getopt_long refused (opterr is 0: it prints nothing); word is the
+ * command-line word it stopped at.  Always -1. */
+static int options_refused(int ret, const char *word)
+{
+    if (!optopt || options_abbreviated(word, optopt))
+        fprintf(stderr, "dispatch: unknown option '%s' (try --help)\n", word);
+    else if (ret == ':')
+        fprintf(stderr, "dispatch: %s needs a value (try --help)\n", options_flag(optopt));
+    else if (optopt >= O_PORT || optopt == 'h')
+        fprintf(stderr, "dispatch: %s takes no value (try --help)\n", options_flag(optopt));
+    else
+        fprintf(stderr, "dispatch: unknown option '-%c' (try --help)\n", optopt);
+    return -1;
+}
+
 int options_parse(struct options *o, int argc, char **argv)
 {
     static const struct {
-        const char *flag;
         size_t off;
         int lo, hi;
-    } ints[] = {
-        { "--port", offsetof(struct options, port), 0, 65535 },
-        { "--loops", offsetof(struct options, loops), 1, 256 },
-        { "--workers", offsetof(struct options, workers), 1, 4096 },
-        { "--queue-capacity", offsetof(struct options, queue_capacity), 1, 1 << 20 },
-        { "--pool-min", offsetof(struct options, pool_min), 0, 4096 },
-        { "--pool-max", offsetof(struct options, pool_max), 1, 4096 },
-        { "--pool-retire-ms", offsetof(struct options, pool_retire_ms), 1, INT_MAX },
-        { "--keep-alive-timeout", offsetof(struct options, keep_alive_timeout), 1, INT_MAX },
+    } ints[O_NINTS] = {
+        [O_PORT - O_PORT] = { offsetof(struct options, port), 0, 65535 },
+        [O_LOOPS - O_PORT] = { offsetof(struct options, loops), 1, 256 },
+        [O_WORKERS - O_PORT] = { offsetof(struct options, workers), 1, 4096 },
+        [O_QUEUE - O_PORT] = { offsetof(struct options, queue_capacity), 1, 1 << 20 },
+        [O_POOL_MIN - O_PORT] = { offsetof(struct options, pool_min), 0, 4096 },
+        [O_POOL_MAX - O_PORT] = { offsetof(struct options, pool_max), 1, 4096 },
+        [O_RETIRE - O_PORT] = { offsetof(struct options, pool_retire_ms), 1, INT_MAX },
+        [O_KEEP_ALIVE - O_PORT] = { offsetof(struct options, keep_alive_timeout), 1, INT_MAX },
     };
-    int i;
+    int ch, li;
 
     options_defaults(o);
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        size_t k;
-        int done = 0;
+    optind = 0; /* restarts getopt (glibc): options_parse may run twice */
+    opterr = 0;
+    while ((optarg = NULL, li = -1, ch = getopt_long(argc, argv, "+:h", longopts, &li)) != -1) {
+        /* The option's word: the one before its value when that was separate. */
+        const char *word = optarg && optarg == argv[optind - 1] ? argv[optind - 2]
+                                                               : argv[optind - 1];
 
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (ch == '?' || ch == ':')
+            return options_refused(ch, word);
+        if (li >= 0 && options_abbreviated(word, ch)) {
+            fprintf(stderr, "dispatch: unknown option '%s' (try --help)\n", word);
+            return -1;
+        }
+        if (ch == 'h') {
             options_usage(o);
             return 1;
         }
-        if (strcmp(a, "--verbose") == 0) {
+        if (ch == O_VERBOSE)
             o->verbose = 1;
-            continue;
-        }
-        if (strcmp(a, "--address") == 0 && v) {
-            o->address = v;
-            i++;
-            continue;
-        }
-        if (strcmp(a, "--dispatch") == 0) {
-            if (options_mode(v, &o->mode))
+        else if (ch == O_ADDRESS)
+            o->address = optarg;
+        else if (ch == O_DISPATCH) {
+            if (options_mode(optarg, &o->mode))
                 return -1;
-            i++;
-            continue;
-        }
-        for (k = 0; k < sizeof ints / sizeof ints[0] && !done; k++) {
-            if (strcmp(a, ints[k].flag) != 0)
-                continue;
-            if (options_int(a, v, ints[k].lo, ints[k].hi,
+        } else if (ch >= O_PORT && ch <= O_KEEP_ALIVE) {
+            int k = ch - O_PORT;
+
+            if (options_int(options_flag(ch), optarg, ints[k].lo, ints[k].hi,
                             (int *)((char *)o + ints[k].off)))
                 return -1;
-            i++;
-            done = 1;
         }
-        if (!done) {
-            fprintf(stderr, "dispatch: unknown option or missing value: %s "
-                            "(try --help)\n", a);
-            return -1;
-        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "dispatch: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return -1;
     }
     if (o->pool_min > o->pool_max) {
         fprintf(stderr, "dispatch: --pool-min %d is above --pool-max %d\n",

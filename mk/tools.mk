@@ -2,7 +2,10 @@
 # Included by the top-level Makefile (flags are defined there, once).
 
 # common/: C shared by several programs (response reader, TCP client, die).
-COMMON_SRC = $(wildcard common/*.c)
+# The JSON writer (jansson) is linked only into the tools that write JSON.
+JSON_SRC   = common/kjson.c
+JSON_LIBS  = -ljansson
+COMMON_SRC = $(filter-out $(JSON_SRC),$(wildcard common/*.c))
 COMMON_HDR = $(wildcard common/*.h)
 
 PROBE_SRC  = $(wildcard repro/probe*.c)
@@ -13,29 +16,34 @@ CAP_HDR    = $(wildcard captures/*.h)
 
 TOOLS   = build/probe build/pcap-analyse build/strace-analyse
 
-build/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(COMMON_HDR)
+build/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) $(COMMON_SRC) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
-build-asan/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(COMMON_HDR)
+build-asan/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) $(COMMON_SRC) -lm
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
-build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
+build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) $(COMMON_SRC) -lpcap -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lpcap -lm
 
-build/strace-analyse: $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
+build/strace-analyse: $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) -lm
+	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
-build/test-common: common/tests/test_common.c common/tests/feed.c common/tests/feed.h $(COMMON_SRC) $(COMMON_HDR)
+build/test-common: common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c common/tests/feed.h $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/feed.c $(COMMON_SRC) -lcunit
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS)
 
-build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(COMMON_HDR)
+# The probe's command line and JSON (every probe source but probe.c's main).
+build/test-probe: repro/tests/test_probe.c $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) -lcunit -lpcap -lm
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ repro/tests/test_probe.c $(filter-out repro/probe.c,$(PROBE_SRC)) $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lm
+
+build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lpcap -lm
 
 # libFuzzer (tests/fuzz/run.sh): `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`
 # runs the request reader built against a variant (with stock, also the

@@ -1,16 +1,18 @@
 /* probe.h - the probe's shared types.  See repro/PROBE.md for what it does.
  *
- * Files: probe.c (command line), probe_conn.c (one connection: send a
- * request, read one response with the common reader, streaming bodies it
- * only counts), probe_scn.c (seq, idle-gap, compare, pipeline,
- * post-pipeline, close, pool), probe_async.c + probe_load.c (load, fdscale:
- * many sockets driven by one poll loop), probe_json.c and probe_human.c
- * (output), probe_stats.c (percentiles).  OS calls: common/tcpclient;
- * HTTP parsing: common/http_response. */
+ * Files: probe.c (main), probe_args.c (the command line), probe_conn.c
+ * (one connection: send a request, read one response with the common
+ * reader, streaming bodies it only counts), probe_scn.c (seq, idle-gap,
+ * compare, pipeline, post-pipeline, close, pool), probe_async.c +
+ * probe_load.c (load, fdscale: many sockets driven by one poll loop),
+ * probe_json.c and probe_human.c (output), probe_stats.c (percentiles).
+ * OS calls: common/tcpclient; HTTP parsing: common/http_response; JSON:
+ * common/kjson (jansson). */
 #ifndef PROBE_H
 #define PROBE_H
 
 #include "../common/http_response.h"
+#include "../common/kjson.h"
 #include "../common/tcpclient.h"
 #include "probe_stats.h"
 
@@ -101,6 +103,11 @@ struct opts {
 extern const char *prog;
 #define RECV_CHUNK 16384
 
+/* probe_args.c: fill o (defaults already set) from argv.  0 to run, 2
+ * after a usage error (message on stderr), -1 after --help. */
+int probe_parse_args(struct opts *o, int argc, char **argv);
+void probe_usage(FILE *f);
+
 /* probe_conn.c */
 void run_init(struct run *R, const char *scenario, int nreq);
 void run_free(struct run *R);
@@ -138,12 +145,15 @@ struct lat_stats {
 };
 void compute_stats(const struct run *R, struct lat_stats *s);
 bool run_reused(const struct run *R); /* some connection carried 2+ responses */
-void jstr(FILE *f, const char *s);
-void jnum(FILE *f, bool present, double v);
-void jparams(FILE *f, const struct opts *o, const char *scn);
-void jints(FILE *f, const char *key, const int *v, int n);
-void json_run(FILE *f, const struct run *R, const struct opts *o, const char *params_scn);
-void json_compare(FILE *f, const struct run *A, const struct run *B, const struct opts *o);
+/* The output objects (jansson, common/kjson.h), and json_out, which writes
+ * one as a line and drops it.  json_head: {"probe":1,"scenario", "host",
+ * "port", "params"}, what every object starts with; jerrors: the "errors"
+ * counts by outcome. */
+json_t *json_head(const char *scenario, const struct opts *o, const char *params_scn);
+json_t *jerrors(const int *errors);
+json_t *json_run(const struct run *R, const struct opts *o, const char *params_scn);
+json_t *json_compare(const struct run *A, const struct run *B, const struct opts *o);
+void json_out(FILE *f, json_t *j);
 
 /* probe_human.c */
 void human_run(FILE *f, const struct run *R, const struct opts *o, const char *title);

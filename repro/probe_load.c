@@ -111,24 +111,22 @@ static int load_open(struct load *L, const struct opts *o, const char *req, size
 
 static void load_json(FILE *f, const struct load *L, const struct opts *o)
 {
-    fputs("{\"probe\":1,\"scenario\":\"load\",\"host\":", f);
-    jstr(f, o->host);
-    fprintf(f, ",\"port\":%d,\"params\":", o->port);
-    jparams(f, o, "load");
-    fprintf(f, ",\"connections\":%d,\"connects\":%d,\"requests_sent\":%d,\"responses\":%d,\"answered_total\":%d",
-            L->C, L->connects, L->requests_sent, L->answered_total, L->answered_total);
-    fprintf(f, ",\"completed_connections\":%d,\"stalled\":%d", L->done, L->stalled);
-    jints(f, "answered", L->answered, L->C);
-    jints(f, "local_ports", L->ports, L->C);
-    fputs(",\"conn_state\":[", f);
-    for (int i = 0; i < L->C; i++) {
-        fputs(i ? "," : "", f);
-        jstr(f, L->state[i]);
-    }
-    fputs("],\"errors\":{", f);
-    for (int oc = OC_EOF; oc < OC_COUNT; oc++)
-        fprintf(f, "%s\"%s\":%d", oc == OC_EOF ? "" : ",", oc_errkey[oc], L->errors[oc]);
-    fprintf(f, "},\"elapsed_ms\":%.3f}\n", L->elapsed_ms);
+    json_t *j = json_head("load", o, "load"), *st = json_array();
+    kj_set(j, "connections", json_integer(L->C));
+    kj_set(j, "connects", json_integer(L->connects));
+    kj_set(j, "requests_sent", json_integer(L->requests_sent));
+    kj_set(j, "responses", json_integer(L->answered_total));
+    kj_set(j, "answered_total", json_integer(L->answered_total));
+    kj_set(j, "completed_connections", json_integer(L->done));
+    kj_set(j, "stalled", json_integer(L->stalled));
+    kj_set(j, "answered", kj_ints(L->answered, L->C));
+    kj_set(j, "local_ports", kj_ints(L->ports, L->C));
+    for (int i = 0; i < L->C; i++)
+        kj_push(st, kj_bytes(L->state[i]));
+    kj_set(j, "conn_state", st);
+    kj_set(j, "errors", jerrors(L->errors));
+    kj_set(j, "elapsed_ms", kj_fixed(true, L->elapsed_ms, 3));
+    json_out(f, j);
 }
 
 static void load_human(FILE *f, const struct load *L, const struct opts *o)
@@ -271,26 +269,31 @@ static void fds_sample(struct fdscale *F, const struct opts *o, const char *req,
 
 static void fds_json(FILE *f, const struct fdscale *F, const struct opts *o)
 {
-    fputs("{\"probe\":1,\"scenario\":\"fdscale\",\"host\":", f);
-    jstr(f, o->host);
-    fprintf(f, ",\"port\":%d,\"params\":", o->port);
-    jparams(f, o, "fdscale");
-    fprintf(f, ",\"opened\":%d,\"connects\":%d,\"connect_error\":", F->opened, F->opened);
-    jstr(f, F->connect_error[0] ? F->connect_error : NULL);
-    fprintf(f, ",\"nofile_limit\":%ld,\"sample\":%d,\"sample_low\":%d,\"sample_high\":%d", F->nofile, o->sample,
-            F->lo, F->hi);
-    fprintf(f, ",\"accept_queue_left\":%ld,\"accept_wait_ms\":%.1f", F->accept_queue, F->accept_wait_ms);
-    fprintf(f, ",\"answered_low\":%d,\"answered_high\":%d,\"per_index\":[", F->answered_low, F->answered_high);
+    json_t *j = json_head("fdscale", o, "fdscale"), *per = json_array();
+    kj_set(j, "opened", json_integer(F->opened));
+    kj_set(j, "connects", json_integer(F->opened));
+    kj_set(j, "connect_error", kj_bytes(F->connect_error[0] ? F->connect_error : NULL));
+    kj_set(j, "nofile_limit", json_integer(F->nofile));
+    kj_set(j, "sample", json_integer(o->sample));
+    kj_set(j, "sample_low", json_integer(F->lo));
+    kj_set(j, "sample_high", json_integer(F->hi));
+    kj_set(j, "accept_queue_left", json_integer(F->accept_queue));
+    kj_set(j, "accept_wait_ms", kj_fixed(true, F->accept_wait_ms, 1));
+    kj_set(j, "answered_low", json_integer(F->answered_low));
+    kj_set(j, "answered_high", json_integer(F->answered_high));
     for (int s = 0; s < F->lo + F->hi; s++) {
         const struct ax *a = &F->ax[s];
-        fprintf(f, "%s{\"index\":%d,\"local_port\":%d,\"outcome\":\"%s\",\"status\":", s ? "," : "", a->index,
-                a->port, oc_name[a->oc]);
-        a->oc == OC_RESPONSE ? fprintf(f, "%d", a->status) : fputs("null", f);
-        fputs(",\"latency_us\":", f);
-        jnum(f, a->oc == OC_RESPONSE, (double)(a->t_done - a->t_sent));
-        fputc('}', f);
+        bool ok = a->oc == OC_RESPONSE;
+        json_t *e = json_object();
+        kj_set(e, "index", json_integer(a->index));
+        kj_set(e, "local_port", json_integer(a->port));
+        kj_set(e, "outcome", kj_bytes(oc_name[a->oc]));
+        kj_set(e, "status", ok ? json_integer(a->status) : json_null());
+        kj_set(e, "latency_us", kj_fixed(ok, (double)(a->t_done - a->t_sent), 1));
+        kj_push(per, e);
     }
-    fputs("]}\n", f);
+    kj_set(j, "per_index", per);
+    json_out(f, j);
 }
 
 static void fds_human(FILE *f, const struct fdscale *F, const struct opts *o)

@@ -330,6 +330,8 @@ static void t_die(void)
     free(q);
 }
 
+void kjson_add_suite(void); /* test_kjson.c: the JSON writer */
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -351,6 +353,7 @@ int main(void)
     CU_add_test(c, "listen_queue", t_listen_queue);
     CU_pSuite u = CU_add_suite("util", NULL, NULL);
     CU_add_test(u, "die", t_die);
+    kjson_add_suite();
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

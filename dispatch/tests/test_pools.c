@@ -224,6 +224,9 @@ static void test_gpool_grows_to_maximum_only(void)
 
 /* ---- runner ------------------------------------------------------------ */
 
+void test_options_forms(void);   /* test_options.c */
+void test_options_errors(void);
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -235,6 +238,8 @@ int main(int argc, char **argv)
         { "bpool_bad_sizes", test_bpool_bad_sizes },
         { "gpool_first_item_fills_minimum", test_gpool_first_item_fills_minimum },
         { "gpool_grows_to_maximum_only", test_gpool_grows_to_maximum_only },
+        { "options_forms", test_options_forms },
+        { "options_errors", test_options_errors },
     };
     const char *label = argc > 1 ? argv[1] : "unit";
     unsigned failed_total = 0;

@@ -157,7 +157,7 @@ fuzz_pcap() {
     fi
     INCLUDES=()
     EXTRA_DEPS=(captures/pcap_analyse.c captures/pcap_analyse.h common/*.h)
-    build build/fuzz_pcap tests/fuzz/fuzz_pcap.c tests/fuzz/stdout_null.c common/*.c -- -lpcap -lm || { test_fail "fuzz pcap" "build failed"; return 1; }
+    build build/fuzz_pcap tests/fuzz/fuzz_pcap.c tests/fuzz/stdout_null.c common/*.c -- -ljansson -lpcap -lm || { test_fail "fuzz pcap" "build failed"; return 1; }
     run pcap build/fuzz_pcap results/fuzz/pcap \
         "$(seed_dir pcap 0 captures/reference/*/wire.pcap tests/fuzz/regress/pcap/*)" -max_len=16384
 }
@@ -173,7 +173,7 @@ fuzz_response() {
 fuzz_strace() {
     INCLUDES=()
     EXTRA_DEPS=(captures/strace_analyse.c captures/strace_analyse.h captures/strace_fds.h common/*.h)
-    build build/fuzz_strace tests/fuzz/fuzz_strace.c tests/fuzz/stdout_null.c captures/strace_parse.c captures/strace_fds.c common/*.c -- -lm \
+    build build/fuzz_strace tests/fuzz/fuzz_strace.c tests/fuzz/stdout_null.c captures/strace_parse.c captures/strace_fds.c common/*.c -- -ljansson -lm \
         || { test_fail "fuzz strace" "build failed"; return 1; }
     run strace build/fuzz_strace results/fuzz/strace \
         "$(seed_dir strace 12 captures/reference/*/server.strace captures/tests/fixtures/*.strace tests/fuzz/regress/strace/*)" \

@@ -225,6 +225,104 @@ static void test_unknown_flag(void)
     ASSERT_INT(parse("--keep-connections", "--bogus", NULL), -1);
 }
 
+static void test_equals_form(void)
+{
+    /* --flag=value and --flag value are the same, mixed freely. */
+    ASSERT_INT(parse("--port=8081", "--address=0.0.0.0", "--thread-mode=pool",
+                     "--keep-connection-timeout", "1234",
+                     "--max-body-size=12345678901", "--on-allow-connect=refuse",
+                     "--socket-handler=nodelay", "--pool-threads=3", NULL), 0);
+    ASSERT_STR(err, "");
+    ASSERT_INT(opts.props.port, 8081);
+    ASSERT_STR(opts.props.address, "0.0.0.0");
+    ASSERT_INT(opts.props.thread_mode, TM_POOL);
+    ASSERT_INT(opts.props.keep_connection_timeout, 1234);
+    ASSERT_INT(opts.props.max_body_size, 12345678901LL);
+    ASSERT_INT(opts.on_allow_connect_refuse, 1);
+    ASSERT_INT(opts.on_allow_connect_nodelay, 0);
+    ASSERT_INT(opts.socket_handler_nodelay, 1);
+    ASSERT_INT(opts.props.pool_threads, 3);
+    /* Exact names only: getopt_long's prefixes would turn a flag the
+     * server does not have into one it has. */
+    ASSERT_INT(parse("--por", "8082", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--por' (see --help)");
+    ASSERT_INT(parse("--port=1", "--keep-connection", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--keep-connection' (see --help)");
+    ASSERT_INT(parse("--max-body=5", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--max-body=5' (see --help)");
+    ASSERT_INT(parse("--horse", "--hel", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--hel' (see --help)");
+    ASSERT_INT(parse("--por", NULL), -1); /* a prefix missing its value */
+    ASSERT_STR(err, "unknown flag '--por' (see --help)");
+    ASSERT_INT(parse("--keep-connection=1", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--keep-connection=1' (see --help)");
+    /* A short flag after a long one is judged as itself. */
+    ASSERT_INT(parse("--keep-connections", "-hx", NULL), 1);
+    ASSERT_INT(parse("--keep-connections", "-xh", NULL), -1);
+    ASSERT_STR(err, "unknown flag '-x' (see --help)");
+    /* An empty value is a bad value, not a missing one. */
+    ASSERT_INT(parse("--port=", NULL), -1);
+    ASSERT_STR(err, "--port: '' is not a whole number from 0 to 65535");
+}
+
+static void test_messages(void)
+{
+    /* One message per kind of mistake, naming the flag as written in --help. */
+    ASSERT_INT(parse("--keep-connections", "--port", NULL), -1);
+    ASSERT_STR(err, "--port needs a value");
+    ASSERT_INT(parse("--thread-mode", NULL), -1);
+    ASSERT_STR(err, "--thread-mode needs a value");
+    ASSERT_INT(parse("--bogus", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--bogus' (see --help)");
+    ASSERT_INT(parse("--bogus=1", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--bogus=1' (see --help)");
+    ASSERT_INT(parse("-x", NULL), -1);
+    ASSERT_STR(err, "unknown flag '-x' (see --help)");
+    ASSERT_INT(parse("--keep-connections=1", NULL), -1);
+    ASSERT_STR(err, "--keep-connections takes no value");
+    ASSERT_INT(parse("--help=x", NULL), -1);
+    ASSERT_STR(err, "--help takes no value");
+    ASSERT_INT(parse("--max", "5", NULL), -1);
+    ASSERT_STR(err, "unknown flag '--max' (see --help)");
+    ASSERT_INT(parse("--port", "80", "8080", NULL), -1);
+    ASSERT_STR(err, "unexpected argument '8080' (see --help)");
+    ASSERT_INT(parse("--thread-mode=fast", NULL), -1);
+    ASSERT_STR(err, "--thread-mode: 'fast' is not none, polled, thread or pool");
+    ASSERT_INT(parse("--socket-handler=refuse", NULL), -1);
+    ASSERT_STR(err, "--socket-handler: 'refuse' is not nodelay");
+    /* A word after an error is never reached: parsing stops there. */
+    ASSERT_INT(parse("--bogus", "--help", NULL), -1);
+    ASSERT_INT(help_len, 0);
+}
+
+static void test_ranges(void)
+{
+    static const struct { const char *arg; int ok; } cases[] = {
+        { "--port=-1", 0 }, { "--port=0", 1 }, { "--port=65535", 1 }, { "--port=65536", 0 },
+        { "--queue-size=0", 0 }, { "--queue-size=1", 1 }, { "--queue-size=65535", 1 },
+        { "--queue-size=65536", 0 }, { "--pool-threads=0", 0 }, { "--pool-threads=1", 1 },
+        { "--pool-threads=256", 1 }, { "--pool-threads=257", 0 },
+        { "--keep-connection-idle-timeout=-1", 0 }, { "--keep-connection-idle-timeout=0", 1 },
+        { "--request-read-timeout=2147483647", 1 }, { "--request-read-timeout=2147483648", 0 },
+        { "--max-body-size=-1", 0 }, { "--max-body-size=9223372036854775807", 1 },
+        { "--max-body-size=9223372036854775808", 0 },
+        { "--max-header-count=5 ", 0 }, { "--max-live-connection-count=0x10", 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = parse(cases[i].arg, NULL);
+
+        if (rc != (cases[i].ok ? 0 : -1))
+            printf("\n    %s: rc %d, err \"%s\"", cases[i].arg, rc, err);
+        CU_ASSERT_EQUAL(rc, cases[i].ok ? 0 : -1);
+        if (!cases[i].ok)
+            CU_ASSERT(strstr(err, "is not a whole number from") != NULL);
+    }
+    ASSERT_INT(parse("--max-body-size=9223372036854775807", NULL), 0);
+    ASSERT_INT(opts.props.max_body_size, 9223372036854775807LL);
+}
+
 static void test_help(void)
 {
     static const char *const flags[] = {
@@ -271,6 +369,9 @@ static const struct unit_test options_tests[] = {
     { "bad_numbers", test_bad_numbers },
     { "bad_words", test_bad_words },
     { "unknown_flag", test_unknown_flag },
+    { "equals_form", test_equals_form },
+    { "messages", test_messages },
+    { "ranges", test_ranges },
     { "help", test_help },
 };
 
