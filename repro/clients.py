@@ -3,21 +3,25 @@
 
 curl reusing one connection across URLs (B3), Node's http.Agent and
 urllib3's pool sending back to back on a kept socket (B4), and wrk at c=1
-and c=16 (keep-alive throughput).  Each client is a script in
-repro/clients/ that prints one JSON object; this runs them against several
-servers and states what each run shows.  Verdicts are counts and same-run
-ratios; wrk's rates are shown as figures only.
+and c=16 (keep-alive throughput); beside them h2load, the benchmark of
+Horse PR #554, with keep-alive on, off and with the series (B3, B4), and
+undici pipelining (B2), on the model and the real trunk.  Each client is a
+script in repro/clients/ that prints one JSON object; this runs them
+against several servers and states what each run shows.  Verdicts are
+counts and same-run ratios; wrk's and h2load's rates are figures only.
 
-Usage: repro/clients.py [--out DIR]   (writes DIR/clients.json)
+Usage: repro/clients.py [--out DIR]   (writes DIR/clients.json, DIR/h2load.md)
 Exit status: 1 if an expected outcome did not hold.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,7 +35,7 @@ SERVERS = [
     ("stock", kit.binary("stock"), [], None),
     ("announce-close", kit.binary("announce-close"), [], None),
     ("stock --horse", kit.binary("stock"), ["--horse"], "stall"),
-    ("coalesce-writes --horse", kit.binary("coalesce-writes"), ["--horse"], "clean"),
+    *[(f"{b3} --horse", kit.binary(b3), ["--horse"], "clean") for b3 in kit.patchset.fixing("B3")],
     ("all --horse", kit.binary("all"), ["--horse"], "clean"),
 ]
 
@@ -50,7 +54,9 @@ def real_servers() -> list[tuple]:
 def run_client(argv: list[str], timeout: float = 120) -> dict:
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if r.returncode == 4:
-        return {"skipped": r.stderr.strip() or "tool missing"}
+        # The reason: the script's own words, or lib.sh's SKIP line.
+        skip = re.sub(r"^TEST: \S+ \[SKIP\] ", "", r.stdout.strip())
+        return {"skipped": r.stderr.strip() or skip or "tool missing"}
     if r.returncode != 0 or not r.stdout.strip():
         return {"failed": r.returncode, "stderr": r.stderr.strip()[-300:]}
     return json.loads(r.stdout)
@@ -131,6 +137,265 @@ def wrk_figure(name: str, c: dict) -> str:
             f"read errors {c['errors']['read']}")
 
 
+# ---- h2load (PR #554's benchmark) and undici (a client that pipelines) --
+
+# PR #554 ran `h2load -n 50000 -c 1`; bounded here to N requests (h2load.sh:
+# a stalled server costs N x ~44 ms, one that answers nothing 5 s).
+H2LOAD_N = 100
+H2LOAD_SEED_N = 50000
+# keep-alive on = Horse 3.3.4 (--horse); off = Horse with PR #554 (its
+# thread mode, KeepConnections left False); raw = TFPHttpServer's defaults.
+H2LOAD_MODES = {"on": kit.HORSE, "off": ["--thread-mode", "thread"], "raw": []}
+# PR #554's table (p50, req/s), printed beside ours.
+H2LOAD_SEED = {"on": "44 ms, 0 (bench timeout)", "off": "0.48 ms, 1 459",
+               "raw": "0.41 ms, 1 531 (no Horse)"}
+# The sets and the modes each is measured in: the series needs on and off
+# for its ratio.
+H2LOAD_SETS = {"stock": ("on", "off", "raw"), "all": ("on", "off")}
+# Latencies each mode's p50 pools, and the seconds after which no further
+# h2load run starts (h2load.sh): spread over several runs, so that a burst
+# of load beside them (the matrix) does not make a p50.  Without keep-alive
+# one run may hold one latency (B4): off, the ratio's base, and raw pool
+# runs of ~0.1 s; with it a fast server's run of N takes milliseconds
+# (five of them), a stalled one's takes N x ~44 ms (one).
+H2LOAD_SAMPLES = {"on": (5 * H2LOAD_N, 1), "off": (25, 0), "raw": (9, 0)}
+
+
+def load_trees() -> list[tuple[str, object]]:
+    """(tree, set -> server binary or None): the model and the real trunk."""
+    def real(s: str):
+        exe = kit.BUILD / "real-trunk" / s / "fpserver"
+        return exe if exe.exists() else None
+    return [("model", kit.binary), ("real trunk", real)]
+
+
+def served(binary: Path, flags: list[str], log: Path, client: list[str],
+           tail: list[str] = (), nice: int = 0) -> dict:
+    """client HOST PORT *tail against a fresh server (both at `nice`); the
+    connections that served requests (from the server's log) added.  A
+    server that would not start is a failed run, never a missing one."""
+    try:
+        with kit.Server([str(binary), "--port", "0", *flags], log_path=log) as srv:
+            srv.renice(nice)
+            res = run_client(["nice", "-n", str(nice), *client, srv.address, str(srv.port), *tail])
+    except (kit.KitError, subprocess.TimeoutExpired, ValueError) as e:
+        return {"failed": f"{type(e).__name__}: {e}"}
+    res["served_connections"] = len({c for c, _ in kit.served_requests(srv.log)})
+    return res
+
+
+def h2load_ratio(r: dict) -> float | None:
+    on, off = r.get("on", {}).get("p50_us"), r.get("off", {}).get("p50_us")
+    return on / off if on and off else None
+
+
+def h2load_set(binary: Path, s: str, out: Path, tag: str) -> dict:
+    """h2load against the set in each of its modes; the on/off ratio
+    between the bounds (a loaded machine) is measured once more, and the
+    second decides."""
+    # The ratio is of latencies, measured beside the matrix: at curl's
+    # priority.
+    def run(mode: str, n: int) -> dict:
+        return served(binary, H2LOAD_MODES[mode], out / f"h2load_{tag}_{mode}_{n}.server.log",
+                      [str(CLIENTS / "h2load.sh")],
+                      [str(H2LOAD_N), *map(str, H2LOAD_SAMPLES[mode])],
+                      nice=CURL_NICE)
+    r = {m: run(m, 1) for m in H2LOAD_SETS[s]}
+    ratio = h2load_ratio(r)
+    if ratio is not None and kit.B3_CLEAN_RATIO < ratio < kit.B3_STALL_RATIO:
+        r = {"first_run": r} | {m: run(m, 2) for m in H2LOAD_SETS[s]}
+    return r
+
+
+def undici_run(binary: Path, out: Path, tag: str) -> dict:
+    """undici-pipeline.js against Horse's settings (pipelining needs a
+    kept connection)."""
+    return served(binary, kit.HORSE, out / f"undici_{tag}.server.log",
+                  ["node", str(CLIENTS / "undici-pipeline.js")])
+
+
+def undici_install() -> str | None:
+    """None when undici is there (cached in build/npm), else why not."""
+    try:
+        r = subprocess.run([str(CLIENTS / "undici-install.sh")], capture_output=True,
+                           text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "undici-install.sh did not finish in 300 s"
+    if r.returncode == 0:
+        return None
+    why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
+    return ("skip: " if r.returncode == 4 else "") + why
+
+
+def load_clients(out: Path) -> dict:
+    """Every h2load and undici run, side by side (two at a time)."""
+    t0 = time.monotonic()
+    undici_sets = ["stock", *kit.patchset.fixing("B2"), "all"]
+    jobs = {}
+    with ThreadPoolExecutor(2) as ex:
+        for tree, exe in load_trees():
+            for s in H2LOAD_SETS:
+                if exe(s):
+                    jobs[("h2load", tree, s)] = ex.submit(h2load_set, exe(s), s, out,
+                                                          f"{tree}_{s}".replace(" ", "_"))
+        why = undici_install()
+        for tree, exe in load_trees():
+            for s in undici_sets:
+                if exe(s) and not why:
+                    jobs[("undici", tree, s)] = ex.submit(undici_run, exe(s), out,
+                                                          f"{tree}_{s}".replace(" ", "_"))
+    res = {"h2load": {}, "undici": {}, "undici_install": why,
+           "elapsed_s": round(time.monotonic() - t0, 1)}
+    for (client, tree, s), f in jobs.items():
+        res[client][f"{tree} {s}"] = f.result()
+    for tree, exe in load_trees():
+        for client, sets in (("h2load", H2LOAD_SETS), ("undici", undici_sets)):
+            for s in sets:
+                if not exe(s):
+                    res[client][f"{tree} {s}"] = {"skipped": f"no server for {s} (make real-trunk)"}
+                elif client == "undici" and why:
+                    res[client][f"{tree} {s}"] = {"skipped": why.removeprefix("skip: ")}
+    return res
+
+
+def load_skip(r: dict) -> str | None:
+    """Why a run (or one of a set's h2load modes) was skipped, if it was."""
+    for c in (r, *(v for v in r.values() if isinstance(v, dict))):
+        if "skipped" in c:
+            return c["skipped"]
+    return None
+
+
+def h2load_counts(c: dict) -> str:
+    """'100 of 100' for one run, '1 of 100 in each of 5 runs' or the list."""
+    done, n = c["completed"], c["requests"]
+    if len(done) == 1:
+        return f"{done[0]} of {n}"
+    return f"{done[0]} of {n} in each of {len(done)} runs" if len(set(done)) == 1 else f"{done} of {n}"
+
+
+def h2load_rps(c: dict) -> str:
+    """h2load's req/s, of the median run."""
+    rps = sorted(r["rps"] for r in c["runs"] if "rps" in r)
+    return f"{rps[(len(rps) - 1) // 2]:.0f}" if rps else "?"
+
+
+def h2load_figure(mode: str, c: dict) -> str:
+    if "completed" not in c:
+        return f"keep-alive {mode}: h2load did not run: {c}"
+    failed = sum(r.get("failed", 0) for r in c["runs"])
+    return (f"keep-alive {mode}: {h2load_counts(c)} completed ({failed} failed), p50 "
+            f"{c['p50_us']} us over {c['samples']}, {h2load_rps(c)} req/s, "
+            f"{c['served_connections']} connection(s)")
+
+
+def h2load_judge(s: str, r: dict) -> list[str]:
+    """What must hold, from the defects the set fixes (patchset.py): all N
+    answered on one kept connection per run; p50 on over off stalled (>= the B3
+    bound) unless B3 is fixed, clean (<= the bound) if it is; with
+    keep-alive off h2load gets 1 response when the server closes without
+    "Connection: close" (B4: h2load does not reconnect then), all N when
+    it announces the close."""
+    fixed, bad = kit.patchset.fixed_by(s), []
+    if any("completed" not in r[m] for m in H2LOAD_SETS[s]):
+        return [f"h2load did not run: {r}"]
+    on = r["on"]
+    if set(on["completed"]) != {H2LOAD_N} or on.get("served_connections") != len(on["completed"]):
+        bad.append(f"keep-alive on: {h2load_counts(on)} on "
+                   f"{on.get('served_connections')} connection(s)")
+    ratio = h2load_ratio(r)
+    if ratio is None:
+        bad.append("no p50 for on and off")
+    elif "B3" in fixed and ratio > kit.B3_CLEAN_RATIO:
+        bad.append(f"p50 on/off {ratio:.1f}x: still stalls")
+    elif "B3" not in fixed and ratio < kit.B3_STALL_RATIO:
+        bad.append(f"p50 on/off {ratio:.1f}x: no stall")
+    want = H2LOAD_N if "B4" in fixed else 1
+    for mode in H2LOAD_SETS[s][1:]:
+        if set(r[mode]["completed"]) != {want}:
+            bad.append(f"keep-alive {mode}: {h2load_counts(r[mode])} completed, "
+                       f"expected {want} per run")
+    return bad
+
+
+def undici_figure(c: dict) -> str:
+    if "completed" not in c:
+        return f"undici did not run: {c}"
+    return (f"undici {c['undici']}, pipelining {c['pipelining']}, {c['rounds']} x (/slow + 2 /ping): "
+            f"{c['completed']} of {c['requests']} completed, {c['timed_out']} timed out "
+            f"({c['timeout_ms']} ms), {c['connections']} connection(s), max {c['max_in_flight']} "
+            f"in flight, errors {c['errors']}")
+
+
+def undici_judge(s: str, c: dict) -> list[str]:
+    """B2 through undici: with the defect a pipelined request the server
+    has read waits until the client gives up; fixed, every one is answered.
+    The client must have pipelined (>= 2 in flight), or the run proves nothing."""
+    if "completed" not in c:
+        return [f"undici did not run: {c}"]
+    bad = []
+    if c["max_in_flight"] < 2:
+        bad.append(f"undici never had 2 requests in flight ({c['max_in_flight']})")
+    if "B2" in kit.patchset.fixed_by(s):
+        if c["completed"] != c["requests"] or c["timed_out"]:
+            bad.append(f"{c['completed']} of {c['requests']} completed, {c['timed_out']} timed out")
+    elif not c["timed_out"] or c["completed"] == c["requests"]:
+        bad.append(f"no pipelined request went unanswered ({c['completed']} of {c['requests']})")
+    return bad
+
+
+def h2load_table(load: dict) -> str:
+    """PR #554's table beside this run's (markdown: out/h2load.md)."""
+    lines = [f"| server | keep-alive | PR #554 (`-n {H2LOAD_SEED_N}`): p50, req/s | this run "
+             f"(`h2load --h1 -n {H2LOAD_N} -c 1`): completed, p50, req/s | at this p50, "
+             f"{H2LOAD_SEED_N} requests |", "| --- | --- | --- | --- | --- |"]
+    for key, r in load["h2load"].items():
+        for mode in [m for m in H2LOAD_MODES if m in r]:
+            c = r[mode]
+            if "completed" not in c:
+                continue
+            seed = H2LOAD_SEED[mode] if key.endswith(" stock") else "-"
+            t = H2LOAD_SEED_N * c["p50_us"] / 1e6
+            proj = ((f"{t / 60:.0f} min" if t >= 60 else f"{t:.0f} s")
+                    if set(c["completed"]) == {H2LOAD_N}
+                    else f"{max(c['completed'])} answered, then h2load gives up")
+            lines.append(f"| {key} | {mode} | {seed} | {h2load_counts(c)}, "
+                         f"{c['p50_us']} us, {h2load_rps(c)} | {proj} |")
+        ratio = h2load_ratio(r)
+        if ratio:
+            seed = "44 / 0.48 = 92x" if key.endswith(" stock") else "-"
+            lines.append(f"| {key} | on/off p50 | {seed} | {ratio:.1f}x | |")
+    return "\n".join(lines) + "\n"
+
+
+def load_verdicts(load: dict, runs: list, failures: list) -> list[tuple[str, str, str]]:
+    """The h2load and undici figures (added to runs) and verdicts (failures
+    added); returns (TEST name, state, why) per set."""
+    tests = []
+    for client, judge in (("h2load", h2load_judge), ("undici", undici_judge)):
+        for key, r in load[client].items():
+            s, name = key.split()[-1], f"clients {client} {key}"
+            why = load_skip(r)
+            if why:
+                tests.append((name, "SKIP", why))
+                continue
+            if client == "h2load":
+                for mode in H2LOAD_SETS[s]:
+                    runs.append({"client": "h2load", "server": f"{key} ({mode})",
+                                 "figure": h2load_figure(mode, r[mode])})
+                ratio = h2load_ratio(r)
+                first = h2load_ratio(r.get("first_run", {}))
+                runs.append({"client": "h2load", "server": key, "figure":
+                             (f"p50 keep-alive on / off: {ratio:.1f}x" if ratio else "no ratio")
+                             + (f" (second run; the first: {first:.1f}x)" if first else "")})
+            else:
+                runs.append({"client": "undici", "server": f"{key} --horse", "figure": undici_figure(r)})
+            bad = judge(s, r)
+            failures += [f"{name}: {b}" for b in bad]
+            tests.append((name, "FAIL" if bad else " OK ", "; ".join(bad)))
+    return tests
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(kit.TOP / "results" / "latest" / "clients"))
@@ -153,8 +418,12 @@ def main() -> int:
 
     # Each server waits on its own clients: run them side by side (wrk's
     # rates are figures only; the verdicts are counts and same-run ratios).
-    with ThreadPoolExecutor(3) as ex:
-        results = dict(ex.map(one, servers))
+    # h2load and undici start their own servers, beside the others.
+    with ThreadPoolExecutor(1) as lx:
+        load_job = lx.submit(load_clients, out)
+        with ThreadPoolExecutor(3) as ex:
+            results = dict(ex.map(one, servers))
+        load = load_job.result()
     runs, failures = [], []
     for label, binary, flags, want in servers:
         res = results[label]
@@ -186,15 +455,27 @@ def main() -> int:
                 if set(c.get("connection_headers", {})) != {"close"}:
                     failures.append(f"{label}: {name} saw Connection {c.get('connection_headers')}")
 
-    doc = {"runs": runs, "results": results, "failures": failures}
+    load_tests = load_verdicts(load, runs, failures)
+    ran = any("completed" in c for r in load["h2load"].values() for c in r.values()
+              if isinstance(c, dict))
+    if ran:
+        (out / "h2load.md").write_text(h2load_table(load))
+
+    doc = {"runs": runs, "results": results, "load": load, "failures": failures}
     (out / "clients.json").write_text(json.dumps(doc, indent=1))
     print("Real clients:")
     for r in runs:
         print(f"  {r['server']:<26} {r['client']:<16} {r['figure']}")
+    if ran:
+        print(f"h2load against PR #554's table (same run; {out}/h2load.md):")
+        print(h2load_table(load), end="")
+    print(f"h2load and undici: {load['elapsed_s']} s, beside the other clients")
     for label, *_ in servers:
         bad = [f for f in failures if f.startswith(label + ":")]
         print(f"TEST: clients {label} [{'FAIL' if bad else ' OK '}]"
               + (" " + "; ".join(bad) if bad else ""))
+    for name, state, why in load_tests:
+        print(f"TEST: {name} [{state}]" + (f" {why}" if why else ""))
     print(f"clients: {len(failures)} unexpected outcome(s); evidence in {out}/")
     return 1 if failures else 0
 

@@ -44,5 +44,7 @@ row node-b2b "$HERE/node-agent.js" "$HOST" "$PORT" 200 0
 row urllib3 /usr/bin/python3 "$HERE/urllib3-pool.py" "$HOST" "$PORT" "$ROUNDS"
 row urllib3-b2b /usr/bin/python3 "$HERE/urllib3-pool.py" "$HOST" "$PORT" 200 0
 row wrk "$HERE/wrk.sh" "$HOST" "$PORT" 1 2
+row h2load "$HERE/h2load.sh" "$HOST" "$PORT" 100
+row undici node "$HERE/undici-pipeline.js" "$HOST" "$PORT"
 cat "$TMP/client.err" >&2
 echo "run-all: $LABEL served $(grep -c 'conn=.*req=' "$TMP/err") logged requests" >&2
