@@ -9,6 +9,10 @@
 #                                   global pool (growth); ASan + UBSan
 #   build/dispatch/unit-tsan        the same under TSan
 #
+# `all` (and so `make repro`) builds the model only: the sanitizer builds
+# and the CUnit suites are `make test`'s (dispatch-tests), because CUnit is
+# a test-only package (scripts/require-packages.sh --test).
+#
 #   make bench          every dispatch side by side (results/bench/)
 #   make dispatch-test  the short shape test (dispatch/test.sh)
 #   make dispatch-doc   regenerate docs/DISPATCH.md from results/bench
@@ -19,14 +23,15 @@ DISPATCH_SRC  := $(wildcard dispatch/*.c) $(DISPATCH_SHARED)
 DISPATCH_HDR  := $(wildcard dispatch/*.h) $(DISPATCH_SHARED:.c=.h)
 DISPATCH_LIB  := $(filter-out dispatch/main.c,$(DISPATCH_SRC))
 DISPATCH_TEST := $(wildcard dispatch/tests/*.c)
-DISPATCH_BINS := build/dispatch/dispatch build/dispatch/tsan/dispatch \
-                 build/dispatch/asan/dispatch build/dispatch/unit \
-                 build/dispatch/unit-tsan
+DISPATCH_BINS := build/dispatch/dispatch
+DISPATCH_TEST_BINS := build/dispatch/tsan/dispatch build/dispatch/asan/dispatch \
+                      build/dispatch/unit build/dispatch/unit-tsan
 
-.PHONY: dispatch bench dispatch-test dispatch-doc
+.PHONY: dispatch dispatch-tests bench dispatch-test dispatch-doc
 dispatch: $(DISPATCH_BINS)
+dispatch-tests: $(DISPATCH_BINS) $(DISPATCH_TEST_BINS)
 all: dispatch
-test: dispatch
+test: dispatch-tests
 
 build/dispatch/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
@@ -58,7 +63,7 @@ bench: build/dispatch/dispatch
 	  || echo "[bench] note: could not rebuild build/all/server-min or build/probe; using what is built"
 	/usr/bin/python3 dispatch/bench.py --out results/bench
 
-dispatch-test: $(DISPATCH_BINS) build/probe
+dispatch-test: $(DISPATCH_BINS) $(DISPATCH_TEST_BINS) build/probe
 	dispatch/test.sh
 
 dispatch-doc:

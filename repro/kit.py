@@ -323,7 +323,7 @@ class Row:
 
 @dataclass
 class Verdict:
-    state: str        # reproduced | fixed | inconclusive | n/a
+    state: str        # reproduced | fixed | inconclusive | n/a | failed (MEASURE_FAILED)
     figure: str
     data: dict = field(default_factory=dict)
 
@@ -837,9 +837,9 @@ def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
     (outdir / f"capture-{where}.log").write_text(r.stdout + r.stderr)
     if r.returncode == 4:
         return Verdict("n/a", f"capture skipped: {(r.stdout + r.stderr).strip()[-200:]}")
-    if r.returncode != 0:
-        return Verdict("inconclusive", f"capture failed (exit {r.returncode})",
-                       {"log": r.stderr.strip()[-400:]})
+    if r.returncode != 0:   # the tool failed: an error (retried), not a figure
+        raise KitError(f"captures/capture.sh exited {r.returncode}: "
+                       f"{(r.stderr.strip() or r.stdout.strip())[-300:]}")
     pc = json.loads((out / "pcap.json").read_text())
     cls = pc["classes"]
     # A response the client ACKed at once (quick-ACK mode at the start of a
@@ -889,16 +889,38 @@ WINE_NA = {
 }
 
 
+# A measure that raised (a server that never said where it listens, a tool
+# that failed, output that would not parse) measured nothing: it is made
+# once more on a fresh server, and a second failure is its verdict, which
+# no expected verdict equals.  Its errors go in data["errors"], never in a
+# figure.
+MEASURE_FAILED = "failed"
+
+
+def retried(run, outdir: Path, tag: str) -> Verdict:
+    """run(outdir); if it raised, run(outdir/retry-TAG) (the first
+    attempt's evidence stays); two failures -> MEASURE_FAILED."""
+    errors = []
+    for d in (outdir, outdir / f"retry-{tag}"):
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            v = run(d)
+        except Unsupported as e:
+            return Verdict("n/a", f"not supported by this server: {e}")
+        except Exception as e:  # noqa: BLE001 - any error is a failed attempt
+            errors.append(f"{type(e).__name__}: " + " ".join(str(e).split()))
+            continue
+        if errors:
+            v.data["first_attempt_error"] = errors[0]
+        return v
+    return Verdict(MEASURE_FAILED, "the measure failed twice", {"errors": errors})
+
+
 def measure(name: str, row: Row, outdir: Path, use_strace: bool) -> Verdict:
     outdir.mkdir(parents=True, exist_ok=True)
     if row.platform == "win64" and name in WINE_NA:
         return Verdict("n/a", WINE_NA[name])
-    try:
-        return MEASURES[name](row, outdir, use_strace)
-    except Unsupported as e:
-        return Verdict("n/a", f"not supported by this server: {e}")
-    except (KitError, subprocess.TimeoutExpired, ValueError, KeyError) as e:
-        return Verdict("inconclusive", f"{type(e).__name__}: {e}")
+    return retried(lambda d: MEASURES[name](row, d, use_strace), outdir, name)
 
 
 def measure_row(row: Row, outdir: Path, use_strace: bool) -> dict[str, Verdict]:

@@ -2,9 +2,11 @@
 # require-packages.sh [--test] - the Debian packages the kit uses.
 #
 # Two lists: what the main job truly needs (a C compiler, make, python3,
-# patch, libpcap for the analysers; with --test also CUnit), and what makes
+# patch, libpcap for the analysers, jansson for the probe's and the
+# analysers' JSON; with --test also CUnit), and what makes
 # more rows and steps run (tracers, clients, FPC, Wine, sanitizer runtimes).
-# As root every missing package is installed.  Otherwise a missing needed
+# As root every missing package is installed (unless KIT_NO_INSTALL=1,
+# as for the fresh-machine step).  Otherwise a missing needed
 # package fails (exit 1) naming it; a missing optional one is named once and
 # the steps that use it skip with the reason (exit 4 there, never a failure).
 set -euo pipefail
@@ -15,6 +17,7 @@ need=(
     python3:/usr/bin/python3
     patch:/usr/bin/patch
     libpcap-dev:/usr/include/pcap/pcap.h
+    libjansson-dev:/usr/include/jansson.h
     xz-utils:/usr/bin/xz
 )
 want=(
@@ -23,7 +26,9 @@ want=(
     iproute2:/usr/sbin/ip
     curl:/usr/bin/curl
     wrk:/usr/bin/wrk
+    nghttp2-client:/usr/bin/h2load
     nodejs:/usr/bin/node
+    npm:/usr/bin/npm
     python3-urllib3:/usr/lib/python3/dist-packages/urllib3/__init__.py
     gnuplot-nox:/usr/bin/gnuplot
     fpc:/usr/bin/fpc
@@ -31,11 +36,23 @@ want=(
     wine:/usr/bin/wine
     git:/usr/bin/git
 )
-if [[ ${1:-} == --test ]]; then
-    need+=(libcunit1-dev:/usr/include/CUnit/Basic.h)
-    want+=(clang:/usr/bin/clang
+# What only `make test` uses (CUnit needed, the rest optional there).
+test_need=(libcunit1-dev:/usr/include/CUnit/Basic.h)
+test_want=(clang:/usr/bin/clang
            libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
-           valgrind:/usr/bin/valgrind)
+           valgrind:/usr/bin/valgrind
+           netcat-openbsd:/usr/bin/nc.openbsd)
+# --list: 'ROLE PACKAGE FILE' a line, ROLE main, optional or test (the
+# fresh-machine step, tests/fresh/, hides packages by role).
+if [[ ${1:-} == --list ]]; then
+    for item in "${need[@]}"; do echo "main ${item%%:*} ${item#*:}"; done
+    for item in "${want[@]}"; do echo "optional ${item%%:*} ${item#*:}"; done
+    for item in "${test_need[@]}" "${test_want[@]}"; do echo "test ${item%%:*} ${item#*:}"; done
+    exit 0
+fi
+if [[ ${1:-} == --test ]]; then
+    need+=("${test_need[@]}")
+    want+=("${test_want[@]}")
 fi
 missing() {
     local item
@@ -45,7 +62,7 @@ mapfile -t miss_need < <(missing "${need[@]}")
 mapfile -t miss_want < <(missing "${want[@]}")
 all=("${miss_need[@]}" "${miss_want[@]}")
 ((${#all[@]} == 0)) && exit 0
-if [[ $(id -u) -eq 0 ]]; then
+if [[ $(id -u) -eq 0 && ${KIT_NO_INSTALL:-0} != 1 ]]; then
     echo "installing: ${all[*]}" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
