@@ -1,0 +1,1088 @@
+unit tcfphttpserver;
+
+{ Tests of the HTTP/1.1 connection path of TFPHttpServer: accepting,
+  keep-alive, pipelining, request bodies, the thread modes and the socket
+  waits.
+
+  Every test runs a real TFPHttpServer on 127.0.0.1 (port 0) in a thread of
+  its own and talks to it over raw TCP sockets, writing the requests byte for
+  byte. The verdicts are counts and orderings: responses answered before the
+  server closed the connection, writes per response, hook calls. No test
+  waits for a fixed time. Every wait for the server is bounded by WatchdogMs
+  (the client sockets' read time-out, or an event wait), which turns a hang
+  into a failure with a message, so the run always ends. }
+
+{$mode objfpc}{$H+}
+
+interface
+
+uses
+  {$IFDEF UNIX}BaseUnix,{$ENDIF}
+  Classes, SysUtils, syncobjs, sockets, fpsockets, ssockets, fpcunit, testregistry,
+  httpdefs, fphttpserver, fpthreadpool;
+
+const
+  // Bounds every wait for the server. A server that answers does so within
+  // milliseconds; only a request the server never answers meets this bound.
+  WatchdogMs = 5000;
+
+type
+  TTestHTTPServerConnection = class;
+
+  TWriteLog = array of Boolean;   // per write: was TCP_NODELAY on?
+
+  { The socket handler of every accepted connection (OnGetSocketHandler):
+    it tells the test what the server does with the socket and passes every
+    call on unchanged. }
+
+  TRecordingSocketHandler = class(TSocketHandler)
+  private
+    FOwner: TTestHTTPServerConnection;
+    FNoDelayAtSend: TWriteLog;
+  public
+    destructor Destroy; override;
+    function Accept: Boolean; override;
+    function CanRead(TimeOut: Integer): Boolean; override;
+    function Send(const Buffer; Count: Integer): Integer; override;
+  end;
+
+  { The server under test: tells the test its bound port once it listens,
+    and when a connection object is made or freed. }
+
+  TTestHTTPServer = class(TFPHttpServer)
+  private
+    FOwner: TTestHTTPServerConnection;
+    FBoundPort: Word;
+  protected
+    procedure StartServerSocket; override;
+    function CreateConnection(Data: TSocketStream): TFPHTTPConnection; override;
+  public
+    // Workers of the tmThreadPool pool (valid once the server listens).
+    function PoolMaxThreads: Integer;
+    property BoundPort: Word read FBoundPort;
+    property MaxLiveConnectionCount;
+  end;
+
+  TTestHTTPConnection = class(TFPHTTPConnection)
+  public
+    destructor Destroy; override;
+  end;
+
+  { Runs Active:=True, which returns only when the server stops accepting. }
+
+  TServerThread = class(TThread)
+  private
+    FServer: TTestHTTPServer;
+    FDone: TSimpleEvent;
+    FError: string;
+  protected
+    procedure Execute; override;
+  public
+    constructor Create(aServer: TTestHTTPServer);
+    destructor Destroy; override;
+  end;
+
+  TClientRead = (crResponse, crClosed, crReset, crWatchdog, crError);
+
+  TTestResponse = record
+    Code: Integer;
+    Connection: string;
+    Body: string;
+  end;
+
+  { A raw TCP client: writes bytes, reads and parses responses. }
+
+  TTestClient = class
+  private
+    FSocket: TInetSocket;
+    FBuffer: RawByteString;
+    FError: Integer;
+    function TakeResponse(out aResponse: TTestResponse): Boolean;
+  public
+    constructor Create(aPort: Word);
+    destructor Destroy; override;
+    // One write of all of aData.
+    procedure Send(const aData: RawByteString);
+    // The next response; the watchdog runs from the call.
+    function ReadResponse(out aResponse: TTestResponse): TClientRead;
+    // The next response, if it comes before aDeadline (GetTickCount64).
+    function ReadResponseBy(aDeadline: QWord; out aResponse: TTestResponse): TClientRead;
+    // Responses read until aWanted, or until the connection ends or the watchdog.
+    function ReadResponses(aWanted: Integer; out aLast: TClientRead; out aBodies: string): Integer;
+    function Describe(aRead: TClientRead): string;
+  end;
+
+  { One published test per connection-handling defect, each named for the
+    behaviour it expects. The synchronisation objects live as long as the
+    test case object, not the test: a server thread may still be leaving one
+    (an event it has just set, a lock it is about to release) when the test
+    frees the server. }
+
+  TTestHTTPServerConnection = class(TTestCase)
+  private
+    FServer: TTestHTTPServer;
+    FThread: TServerThread;
+    FClients: TFPList;
+    FLock: TCriticalSection;
+    FHandlers: TFPList;              // per accepted connection, in accept order; Nil once freed
+    FAcceptedFds: array of Integer;  // per accepted connection, in accept order
+    FAcceptCount: Integer;
+    FAccepted: TSimpleEvent;
+    FListening: TSimpleEvent;
+    FLive: Integer;                  // connection objects not yet freed
+    FNoConnections: TSimpleEvent;
+    FAllowConnectCalls: Integer;
+    FHoldEntered: Integer;
+    FHoldChanged: TSimpleEvent;
+    FReleaseHeld: TSimpleEvent;
+    FIdleCheckWatch: TRecordingSocketHandler;
+    FIdleCheckSawRequest: TSimpleEvent;
+    FServerStuck: Boolean;
+    FAbandoned: Boolean;
+    // Called from server threads.
+    procedure ConnectionMade;
+    procedure ConnectionGone;
+    procedure HandlerAccepted(aHandler: TRecordingSocketHandler);
+    procedure HandlerGone(aHandler: TRecordingSocketHandler);
+    procedure HandlerSawData(aHandler: TRecordingSocketHandler);
+    procedure HandlerSent(aHandler: TRecordingSocketHandler; aNoDelay: Boolean);
+    procedure GetSocketHandler(Sender: TObject; const UseSSL: Boolean; out AHandler: TSocketHandler);
+    procedure CountAllowConnect(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+    procedure HandleRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
+      var AResponse: TFPHTTPConnectionResponse);
+    // Test helpers.
+    function WaitForCount(var aCount: Integer; aTarget: Integer; aEvent: TSimpleEvent): Boolean;
+    function AcceptedFd(aIndex: Integer): Integer;
+    procedure WatchIdleCheck(aIndex: Integer);
+    function WritesOf(aIndex, aFrom: Integer): TWriteLog;
+    procedure UseKeepAliveThreads(aKeepConnectionTimeout: Integer);
+    procedure StartServer;
+    procedure StopServer;
+    procedure WakeAcceptor;
+    function Connect: TTestClient;
+  protected
+    procedure SetUp; override;
+    procedure TearDown; override;
+  public
+    constructor Create; override;
+    destructor Destroy; override;
+  published
+    procedure TestAllowConnectHookIsCalled;
+    procedure TestPipelinedRequestsAllAnswered;
+    procedure TestShortResponseIsNotHeldBehindHeader;
+    procedure TestServerAnnouncesClose;
+    procedure TestBodyDoesNotSwallowNextRequest;
+    procedure TestPoolAnswersSecondKeepAliveRequest;
+    procedure TestConnectionAboveFD1024IsRead;
+    // Last: on a server with the defect it leaves a thread spinning a CPU.
+    procedure TestPoolIdleCheckDoesNotBlockFinishingWorkers;
+  end;
+
+implementation
+
+const
+  CRLF = #13#10;
+{$IFDEF UNIX}
+  // A TFDSet (select()) holds descriptors 0..1023 only.
+  SelectSetSize = 1024;
+{$ENDIF}
+{$IFDEF WINDOWS}
+  ErrTimedOut = 10060;   // WSAETIMEDOUT: the read time-out expired
+  ErrReset = 10054;      // WSAECONNRESET
+{$ELSE}
+  ErrTimedOut = ESysEAGAIN;
+  ErrReset = ESysECONNRESET;
+{$ENDIF}
+
+function Get(const aPath: string; const aExtraHeaders: string = ''): string;
+begin
+  Result := 'GET ' + aPath + ' HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + aExtraHeaders + CRLF;
+end;
+
+function NoDelayIsOn(aHandle: Longint): Boolean;
+var
+  V: Longint;
+  L: TSockLen;
+begin
+  V := 0;
+  L := SizeOf(V);
+  Result := (fpgetsockopt(aHandle, IPPROTO_TCP, TCP_NODELAY, @V, @L) = 0) and (V <> 0);
+end;
+
+{ TRecordingSocketHandler }
+
+destructor TRecordingSocketHandler.Destroy;
+begin
+  if Assigned(FOwner) then
+    FOwner.HandlerGone(Self);
+  inherited Destroy;
+end;
+
+function TRecordingSocketHandler.Accept: Boolean;
+begin
+  Result := inherited Accept;
+  if Assigned(FOwner) then
+    FOwner.HandlerAccepted(Self);
+end;
+
+function TRecordingSocketHandler.CanRead(TimeOut: Integer): Boolean;
+begin
+  Result := inherited CanRead(TimeOut);
+  if Result and Assigned(FOwner) then
+    FOwner.HandlerSawData(Self);
+end;
+
+function TRecordingSocketHandler.Send(const Buffer; Count: Integer): Integer;
+begin
+  // Recorded before the write, so a client that has the bytes finds it counted.
+  if Assigned(FOwner) then
+    FOwner.HandlerSent(Self, NoDelayIsOn(Socket.Handle));
+  Result := inherited Send(Buffer, Count);
+end;
+
+{ TTestHTTPServer }
+
+procedure TTestHTTPServer.StartServerSocket;
+var
+  Addr: TInetSockAddr;
+  L: TSockLen;
+begin
+  // As inherited, with the bound port (port 0) published between listen() and accept().
+  Server.Listen;
+  L := SizeOf(Addr);
+  FillChar(Addr, SizeOf(Addr), 0);
+  if fpgetsockname(Server.FPSocket.FD, @Addr, @L) = 0 then
+    FBoundPort := NToHs(Addr.sin_port);
+  FOwner.FListening.SetEvent;
+  Server.StartAccepting;
+end;
+
+function TTestHTTPServer.CreateConnection(Data: TSocketStream): TFPHTTPConnection;
+begin
+  FOwner.ConnectionMade;
+  Result := TTestHTTPConnection.Create(Self, Data);
+end;
+
+function TTestHTTPServer.PoolMaxThreads: Integer;
+begin
+  Result := ((Connectionhandler as TFPPooledConnectionHandler).Pool as TFPSimpleThreadPool).MaxThreads;
+end;
+
+{ TTestHTTPConnection }
+
+destructor TTestHTTPConnection.Destroy;
+var
+  O: TTestHTTPServerConnection;
+begin
+  O := nil;
+  if Server is TTestHTTPServer then
+    O := TTestHTTPServer(Server).FOwner;
+  inherited Destroy;
+  // Last: once the count is 0 the test may free the server.
+  if Assigned(O) then
+    O.ConnectionGone;
+end;
+
+{ TServerThread }
+
+constructor TServerThread.Create(aServer: TTestHTTPServer);
+begin
+  FServer := aServer;
+  FDone := TSimpleEvent.Create;
+  FreeOnTerminate := False;
+  inherited Create(False);
+end;
+
+destructor TServerThread.Destroy;
+begin
+  FreeAndNil(FDone);
+  inherited Destroy;
+end;
+
+procedure TServerThread.Execute;
+begin
+  try
+    FServer.Active := True;
+  except
+    on E: Exception do
+      FError := E.ClassName + ': ' + E.Message;
+  end;
+  FDone.SetEvent;
+end;
+
+{ TTestClient }
+
+constructor TTestClient.Create(aPort: Word);
+begin
+  FSocket := TInetSocket.Create('127.0.0.1', aPort);
+  // The watchdog: a read that gets nothing for this long returns an error.
+  FSocket.IOTimeout := WatchdogMs;
+{$IFDEF LINUX}
+  FSocket.WriteFlags := MSG_NOSIGNAL;   // a write to a closed connection must not kill the run
+{$ENDIF}
+end;
+
+destructor TTestClient.Destroy;
+begin
+  FreeAndNil(FSocket);
+  inherited Destroy;
+end;
+
+procedure TTestClient.Send(const aData: RawByteString);
+begin
+  if FSocket.Write(aData[1], Length(aData)) <> Length(aData) then
+    raise Exception.CreateFmt('client write of %d bytes failed (error %d)', [Length(aData), FSocket.LastError]);
+end;
+
+function TTestClient.TakeResponse(out aResponse: TTestResponse): Boolean;
+var
+  Head: TStringList;
+  P, I, Len: Integer;
+  N, V: string;
+begin
+  aResponse := Default(TTestResponse);
+  P := Pos(CRLF + CRLF, FBuffer);
+  if P = 0 then
+    Exit(False);
+  Len := 0;
+  Head := TStringList.Create;
+  try
+    Head.Text := Copy(FBuffer, 1, P - 1);
+    if Head.Count > 0 then
+      aResponse.Code := StrToIntDef(Copy(Head[0], 10, 3), 0);
+    for I := 1 to Head.Count - 1 do
+    begin
+      N := LowerCase(Trim(Copy(Head[I], 1, Pos(':', Head[I]) - 1)));
+      V := Trim(Copy(Head[I], Pos(':', Head[I]) + 1, MaxInt));
+      if N = 'content-length' then
+        Len := StrToIntDef(V, 0)
+      else if N = 'connection' then
+        aResponse.Connection := V;
+    end;
+  finally
+    Head.Free;
+  end;
+  if Length(FBuffer) < P + 3 + Len then
+    Exit(False);
+  aResponse.Body := Copy(FBuffer, P + 4, Len);
+  Delete(FBuffer, 1, P + 3 + Len);
+  Result := True;
+end;
+
+function TTestClient.ReadResponse(out aResponse: TTestResponse): TClientRead;
+begin
+  Result := ReadResponseBy(GetTickCount64 + WatchdogMs, aResponse);
+end;
+
+function TTestClient.ReadResponseBy(aDeadline: QWord; out aResponse: TTestResponse): TClientRead;
+var
+  Buf: array[0..4095] of AnsiChar;
+  Chunk: RawByteString;
+  N: Integer;
+  Left: Int64;
+begin
+  while not TakeResponse(aResponse) do
+  begin
+    Left := Int64(aDeadline) - Int64(GetTickCount64);
+    if Left <= 0 then
+      Exit(crWatchdog);
+    // The socket's read time-out is what is left of the watchdog.
+    FSocket.IOTimeout := Left;
+    N := FSocket.Read(Buf, SizeOf(Buf));
+    if N > 0 then
+    begin
+      SetString(Chunk, PAnsiChar(@Buf[0]), N);
+      FBuffer := FBuffer + Chunk;
+    end
+    else if N = 0 then
+      Exit(crClosed)
+    else
+    begin
+      FError := FSocket.LastError;
+      if FError = ErrTimedOut then
+        Exit(crWatchdog)
+      else if FError = ErrReset then
+        Exit(crReset)
+      else
+        Exit(crError);
+    end;
+  end;
+  Result := crResponse;
+end;
+
+function TTestClient.ReadResponses(aWanted: Integer; out aLast: TClientRead; out aBodies: string): Integer;
+var
+  R: TTestResponse;
+begin
+  Result := 0;
+  aBodies := '';
+  aLast := crResponse;
+  while Result < aWanted do
+  begin
+    aLast := ReadResponse(R);
+    if aLast <> crResponse then
+      Exit;
+    Inc(Result);
+    aBodies := aBodies + Trim(R.Body) + ';';
+  end;
+end;
+
+function TTestClient.Describe(aRead: TClientRead): string;
+begin
+  case aRead of
+    crResponse: Result := 'answered';
+    crClosed: Result := 'was closed by the server';
+    crReset: Result := 'was reset by the server';
+    crWatchdog: Result := Format('got nothing within the %d ms watchdog', [WatchdogMs]);
+  else
+    Result := Format('failed with socket error %d', [FError]);
+  end;
+end;
+
+{ TTestHTTPServerConnection: called from server threads }
+
+procedure TTestHTTPServerConnection.GetSocketHandler(Sender: TObject; const UseSSL: Boolean;
+  out AHandler: TSocketHandler);
+var
+  H: TRecordingSocketHandler;
+begin
+  H := TRecordingSocketHandler.Create;
+  H.FOwner := Self;
+  AHandler := H;
+end;
+
+procedure TTestHTTPServerConnection.ConnectionMade;
+begin
+  FLock.Enter;
+  try
+    Inc(FLive);
+    FNoConnections.ResetEvent;
+  finally
+    FLock.Leave;
+  end;
+end;
+
+procedure TTestHTTPServerConnection.ConnectionGone;
+begin
+  FLock.Enter;
+  try
+    Dec(FLive);
+    if FLive = 0 then
+      FNoConnections.SetEvent;
+  finally
+    FLock.Leave;
+  end;
+end;
+
+procedure TTestHTTPServerConnection.HandlerAccepted(aHandler: TRecordingSocketHandler);
+begin
+  FLock.Enter;
+  try
+    FHandlers.Add(aHandler);
+    Insert(aHandler.Socket.Handle, FAcceptedFds, Length(FAcceptedFds));
+    Inc(FAcceptCount);
+  finally
+    FLock.Leave;
+  end;
+  FAccepted.SetEvent;
+end;
+
+procedure TTestHTTPServerConnection.HandlerGone(aHandler: TRecordingSocketHandler);
+var
+  I: Integer;
+begin
+  FLock.Enter;
+  try
+    I := FHandlers.IndexOf(aHandler);
+    if I >= 0 then
+      FHandlers[I] := nil;
+    if FIdleCheckWatch = aHandler then
+      FIdleCheckWatch := nil;
+  finally
+    FLock.Leave;
+  end;
+end;
+
+procedure TTestHTTPServerConnection.HandlerSent(aHandler: TRecordingSocketHandler; aNoDelay: Boolean);
+begin
+  FLock.Enter;
+  try
+    Insert(aNoDelay, aHandler.FNoDelayAtSend, Length(aHandler.FNoDelayAtSend));
+  finally
+    FLock.Leave;
+  end;
+end;
+
+{ The accept-idle check (tmThreadPool) asks every kept-alive connection
+  CanRead(0) on the accepting thread, with the connection list locked. When
+  it finds the request that TestPoolIdleCheckDoesNotBlockFinishingWorkers
+  sent on the watched connection, the held workers are released: they
+  finish while that check is under way. }
+
+procedure TTestHTTPServerConnection.HandlerSawData(aHandler: TRecordingSocketHandler);
+var
+  T: TServerThread;
+  Hit: Boolean;
+begin
+  T := FThread;
+  if not Assigned(T) or (GetCurrentThreadId <> T.ThreadID) then
+    Exit;
+  FLock.Enter;
+  try
+    Hit := Assigned(FIdleCheckWatch) and (aHandler = FIdleCheckWatch);
+  finally
+    FLock.Leave;
+  end;
+  if Hit then
+  begin
+    FReleaseHeld.SetEvent;
+    FIdleCheckSawRequest.SetEvent;
+  end;
+end;
+
+procedure TTestHTTPServerConnection.CountAllowConnect(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+begin
+  InterLockedIncrement(FAllowConnectCalls);
+  Allow := True;
+end;
+
+procedure TTestHTTPServerConnection.HandleRequest(Sender: TObject;
+  var ARequest: TFPHTTPConnectionRequest; var AResponse: TFPHTTPConnectionResponse);
+begin
+  AResponse.Code := 200;
+  if ARequest.PathInfo = '/echo' then
+    AResponse.Content := ARequest.Content
+  else if ARequest.PathInfo = '/hold' then
+  begin
+    FLock.Enter;
+    try
+      Inc(FHoldEntered);
+    finally
+      FLock.Leave;
+    end;
+    FHoldChanged.SetEvent;
+    // Released by the test; bounded, so that a test that fails early cannot hang a worker.
+    FReleaseHeld.WaitFor(2 * WatchdogMs);
+    AResponse.Content := 'held';
+  end
+  else
+    AResponse.Content := 'pong';
+end;
+
+{ TTestHTTPServerConnection: helpers }
+
+constructor TTestHTTPServerConnection.Create;
+begin
+  inherited Create;
+  FLock := TCriticalSection.Create;
+  FHandlers := TFPList.Create;
+  FClients := TFPList.Create;
+  FAccepted := TSimpleEvent.Create;
+  FListening := TSimpleEvent.Create;
+  FNoConnections := TSimpleEvent.Create;
+  FHoldChanged := TSimpleEvent.Create;
+  FReleaseHeld := TSimpleEvent.Create;
+  FIdleCheckSawRequest := TSimpleEvent.Create;
+end;
+
+destructor TTestHTTPServerConnection.Destroy;
+begin
+  // An abandoned server's threads may still call us: keep what they use.
+  if not FAbandoned then
+  begin
+    FreeAndNil(FIdleCheckSawRequest);
+    FreeAndNil(FReleaseHeld);
+    FreeAndNil(FHoldChanged);
+    FreeAndNil(FNoConnections);
+    FreeAndNil(FListening);
+    FreeAndNil(FAccepted);
+    FreeAndNil(FClients);
+    FreeAndNil(FHandlers);
+    FreeAndNil(FLock);
+  end;
+  inherited Destroy;
+end;
+
+procedure TTestHTTPServerConnection.SetUp;
+begin
+  inherited SetUp;
+  FNoConnections.SetEvent;
+  FServer := TTestHTTPServer.Create(nil);
+  FServer.FOwner := Self;
+  FServer.Address := '127.0.0.1';
+  FServer.Port := 0;
+  FServer.OnRequest := @HandleRequest;
+  FServer.OnGetSocketHandler := @GetSocketHandler;
+end;
+
+procedure TTestHTTPServerConnection.TearDown;
+begin
+  try
+    StopServer;
+  finally
+    inherited TearDown;
+  end;
+end;
+
+function TTestHTTPServerConnection.WaitForCount(var aCount: Integer; aTarget: Integer;
+  aEvent: TSimpleEvent): Boolean;
+var
+  Deadline: QWord;
+  Left: Int64;
+begin
+  Deadline := GetTickCount64 + WatchdogMs;
+  repeat
+    // Reset before looking: a change after the look sets the event again.
+    aEvent.ResetEvent;
+    FLock.Enter;
+    try
+      Result := aCount >= aTarget;
+    finally
+      FLock.Leave;
+    end;
+    if Result then
+      Exit;
+    Left := Int64(Deadline) - Int64(GetTickCount64);
+  until (Left <= 0) or (aEvent.WaitFor(Left) <> wrSignaled);
+  FLock.Enter;
+  try
+    Result := aCount >= aTarget;
+  finally
+    FLock.Leave;
+  end;
+end;
+
+function TTestHTTPServerConnection.AcceptedFd(aIndex: Integer): Integer;
+begin
+  FLock.Enter;
+  try
+    Result := FAcceptedFds[aIndex];
+  finally
+    FLock.Leave;
+  end;
+end;
+
+{ HandlerSawData acts on the connection accepted as aIndex from now on. }
+
+procedure TTestHTTPServerConnection.WatchIdleCheck(aIndex: Integer);
+begin
+  FLock.Enter;
+  try
+    FIdleCheckWatch := TRecordingSocketHandler(FHandlers[aIndex]);
+  finally
+    FLock.Leave;
+  end;
+end;
+
+{ Per write of the connection accepted as aIndex, from its write aFrom on:
+  was TCP_NODELAY on? }
+
+function TTestHTTPServerConnection.WritesOf(aIndex, aFrom: Integer): TWriteLog;
+var
+  H: TRecordingSocketHandler;
+begin
+  Result := nil;
+  FLock.Enter;
+  try
+    H := TRecordingSocketHandler(FHandlers[aIndex]);
+    if Assigned(H) and (aFrom < Length(H.FNoDelayAtSend)) then
+      Result := Copy(H.FNoDelayAtSend, aFrom, Length(H.FNoDelayAtSend) - aFrom);
+  finally
+    FLock.Leave;
+  end;
+end;
+
+procedure TTestHTTPServerConnection.UseKeepAliveThreads(aKeepConnectionTimeout: Integer);
+begin
+  // What Horse uses: one thread per connection, HTTP/1.1 keep-alive.
+  FServer.ThreadMode := tmThread;
+  FServer.KeepConnections := True;
+  FServer.KeepConnectionTimeout := aKeepConnectionTimeout;
+end;
+
+procedure TTestHTTPServerConnection.StartServer;
+begin
+  FThread := TServerThread.Create(FServer);
+  if FListening.WaitFor(WatchdogMs) <> wrSignaled then
+  begin
+    if FThread.FDone.WaitFor(0) = wrSignaled then
+      Fail('the server did not start: ' + FThread.FError);
+    FServerStuck := True;
+    Fail(Format('the server did not listen within the %d ms watchdog', [WatchdogMs]));
+  end;
+end;
+
+function TTestHTTPServerConnection.Connect: TTestClient;
+begin
+  Result := TTestClient.Create(FServer.BoundPort);
+  FClients.Add(Result);
+end;
+
+{ A connection that makes a blocked accept() return, so that the accept loop
+  sees that it was stopped. Refused once the loop has already ended. }
+
+procedure TTestHTTPServerConnection.WakeAcceptor;
+begin
+  try
+    TInetSocket.Create('127.0.0.1', FServer.BoundPort).Free;
+  except
+    on ESocketError do ;
+  end;
+end;
+
+{ Close the clients, wait until the server has closed every connection,
+  stop accepting, free the server. A server that cannot get there (it is
+  hung: that is what the test found, or the teardown's waits meet the
+  watchdog) is left running: freeing it would wait forever. }
+
+procedure TTestHTTPServerConnection.StopServer;
+var
+  I: Integer;
+  Why: string;
+begin
+  for I := 0 to FClients.Count - 1 do
+    TTestClient(FClients[I]).Free;
+  FClients.Clear;
+  FReleaseHeld.SetEvent;
+  if not Assigned(FThread) then
+  begin
+    FreeAndNil(FServer);
+    Exit;
+  end;
+  Why := '';
+  if not FServerStuck and (FNoConnections.WaitFor(WatchdogMs) <> wrSignaled) then
+    Why := 'connections left open after every client closed';
+  FServer.Active := False;   // stops accepting; the accept loop leaves at its next wake-up
+  WakeAcceptor;
+  if not FServerStuck and (Why = '') and (FThread.FDone.WaitFor(WatchdogMs) <> wrSignaled) then
+    Why := 'the accept loop did not stop';
+  if FServerStuck or (Why <> '') then
+  begin
+    FAbandoned := True;
+    FThread := nil;
+    FServer := nil;
+    if Why <> '' then
+      Fail(Format('the server did not stop within the %d ms watchdog: %s', [WatchdogMs, Why]));
+    Exit;
+  end;
+  FThread.WaitFor;
+  FreeAndNil(FThread);
+  FreeAndNil(FServer);
+end;
+
+{ B1 }
+
+procedure TTestHTTPServerConnection.TestAllowConnectHookIsCalled;
+const
+  Connections = 3;
+var
+  I: Integer;
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+begin
+  UseKeepAliveThreads(15000);
+  FServer.OnAllowConnect := @CountAllowConnect;
+  StartServer;
+  for I := 1 to Connections do
+  begin
+    C := Connect;
+    C.Send(Get('/ping', 'Connection: close' + CRLF));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('connection %d %s', [I, C.Describe(O)]), O = crResponse);
+  end;
+  // The hook is asked before a connection is served: each answer went through it.
+  AssertEquals(Format('OnAllowConnect calls for %d accepted and answered connections ' +
+    '(the server must ask the application''s hook about every connection)', [Connections]),
+    Connections, FAllowConnectCalls);
+end;
+
+{ B2 }
+
+procedure TTestHTTPServerConnection.TestPipelinedRequestsAllAnswered;
+var
+  C: TTestClient;
+  O: TClientRead;
+  N: Integer;
+  Bodies: string;
+begin
+  // An idle connection is closed after 1 s: the end of the count.
+  UseKeepAliveThreads(1000);
+  StartServer;
+  C := Connect;
+  C.Send(Get('/ping') + Get('/ping') + Get('/ping'));
+  N := C.ReadResponses(3, O, Bodies);
+  AssertEquals(Format('responses to 3 pipelined GETs sent in one write before the connection %s ' +
+    '(requests already read into the server''s buffer must be answered without new data on the socket)',
+    [C.Describe(O)]), 3, N);
+end;
+
+{ B3 }
+
+procedure TTestHTTPServerConnection.TestShortResponseIsNotHeldBehindHeader;
+const
+  Requests = 3;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I, J, Before: Integer;
+  W: TWriteLog;
+  Held: Boolean;
+begin
+  UseKeepAliveThreads(15000);
+  StartServer;
+  C := Connect;
+  Before := 0;
+  for I := 1 to Requests do
+  begin
+    C.Send(Get('/ping'));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('request %d on the kept-alive connection %s', [I, C.Describe(O)]), O = crResponse);
+    W := WritesOf(0, Before);
+    Inc(Before, Length(W));
+    AssertTrue(Format('response %d: the server''s writes went through its socket handler', [I]), Length(W) > 0);
+    { A write after the first, with Nagle on, waits until the client acknowledges the
+      segment before it, and the client delays that ACK. }
+    Held := False;
+    for J := 1 to High(W) do
+      Held := Held or not W[J];
+    AssertFalse(Format('response %d on a kept-alive connection: its header block and %d-byte body left ' +
+      'in %d writes with TCP_NODELAY off, so Nagle holds the body until the client''s delayed ACK of ' +
+      'the header (~40 ms on Linux, ~200 ms on Windows)', [I, Length(R.Body), Length(W)]), Held);
+  end;
+end;
+
+{ B4 }
+
+procedure TTestHTTPServerConnection.TestServerAnnouncesClose;
+var
+  C: TTestClient;
+  R, Next: TTestResponse;
+  O: TClientRead;
+begin
+  // The defaults: KeepConnections off, so the server closes after each response.
+  StartServer;
+  C := Connect;
+  C.Send(Get('/ping'));
+  O := C.ReadResponse(R);
+  AssertTrue('the HTTP/1.1 request ' + C.Describe(O), O = crResponse);
+  O := C.ReadResponse(Next);
+  AssertTrue('after the response the connection ' + C.Describe(O) + ' (KeepConnections is off)',
+    O in [crClosed, crReset]);
+  AssertTrue(Format('the server closed the connection after an HTTP/1.1 response whose Connection ' +
+    'header is "%s": a response the server closes after must say "Connection: close", or a ' +
+    'client that pools connections reuses the dead socket', [R.Connection]),
+    Pos('close', LowerCase(R.Connection)) > 0);
+end;
+
+{ B5 }
+
+procedure TTestHTTPServerConnection.TestBodyDoesNotSwallowNextRequest;
+var
+  C: TTestClient;
+  O: TClientRead;
+  N: Integer;
+  Bodies: string;
+begin
+  // An idle connection is closed after 1 s: the end of the count.
+  UseKeepAliveThreads(1000);
+  StartServer;
+  C := Connect;
+  C.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: 5' + CRLF + CRLF +
+    'hello' + Get('/ping'));
+  N := C.ReadResponses(2, O, Bodies);
+  AssertEquals(Format('responses to a POST with a 5-byte body and a GET that follows the body in the ' +
+    'same write, before the connection %s (reading the body must keep the bytes after it: the next ' +
+    'request)', [C.Describe(O)]), 2, N);
+  AssertEquals('the bodies of the POST echo and of the GET', 'hello;pong;', Bodies);
+end;
+
+{ B6 }
+
+procedure TTestHTTPServerConnection.TestPoolAnswersSecondKeepAliveRequest;
+const
+  Requests = 3;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I: Integer;
+begin
+  // AcceptIdleTimeout stays at its default, 0.
+  FServer.ThreadMode := tmThreadPool;
+  FServer.KeepConnections := True;
+  FServer.KeepConnectionTimeout := 15000;
+  StartServer;
+  C := Connect;
+  for I := 1 to Requests do
+  begin
+    C.Send(Get('/ping'));
+    O := C.ReadResponse(R);
+    if O <> crResponse then
+    begin
+      { Unanswered: the connection waits in the pool's list, which nothing checks.
+        Freeing the server would wait for it forever. }
+      FServerStuck := O = crWatchdog;
+      Fail(Format('request %d of %d, one after the other on one kept-alive connection in tmThreadPool: ' +
+        'the request %s (a kept-alive connection must be served again when its next request arrives)',
+        [I, Requests, C.Describe(O)]));
+    end;
+  end;
+end;
+
+{ B8 }
+
+procedure TTestHTTPServerConnection.TestConnectionAboveFD1024IsRead;
+{$IFDEF UNIX}
+const
+  Samples = 3;
+  MaxConnections = 4 * SelectSetSize;
+var
+  L: TRLimit;
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  Above: array of TTestClient;
+  AboveFds, Outcomes, LowMissed: string;
+  I, Fd, LowAnswered, LowCount, AboveAnswered: Integer;
+  Deadline: QWord;
+begin
+  // Both ends of every connection are in this process: two descriptors each.
+  if FpGetRLimit(RLIMIT_NOFILE, @L) <> 0 then
+    Ignore('cannot read RLIMIT_NOFILE');
+  if L.rlim_cur < 4 * SelectSetSize then
+  begin
+    if L.rlim_max < 4 * SelectSetSize then
+      Ignore(Format('needs %d descriptors, RLIMIT_NOFILE allows %d', [4 * SelectSetSize, L.rlim_max]));
+    L.rlim_cur := 4 * SelectSetSize;
+    if FpSetRLimit(RLIMIT_NOFILE, @L) <> 0 then
+      Ignore('cannot raise RLIMIT_NOFILE');
+  end;
+  UseKeepAliveThreads(60000);
+  FServer.KeepConnectionIdleTimeout := 60000;   // no wake-ups of the idle connections
+  FServer.MaxLiveConnectionCount := 0;
+  { RequestReadTimeout keeps its default (30 s): a connection whose request is
+    never read is closed, unanswered, only after it; the watchdog ends the wait
+    first. }
+  StartServer;
+  Above := nil;
+  AboveFds := '';
+  LowMissed := '';
+  LowAnswered := 0;
+  LowCount := 0;
+  // One connection at a time, each accepted before the next: the i-th accept is the i-th client.
+  for I := 0 to MaxConnections - 1 do
+  begin
+    C := Connect;
+    C.Send(Get('/ping'));
+    AssertTrue(Format('connection %d accepted', [I + 1]), WaitForCount(FAcceptCount, I + 1, FAccepted));
+    Fd := AcceptedFd(I);
+    if Fd < SelectSetSize then
+    begin
+      // The control, same run: connections on descriptors below 1024.
+      Inc(LowCount);
+      O := C.ReadResponse(R);
+      if O = crResponse then
+        Inc(LowAnswered)
+      else
+        LowMissed := LowMissed + Format(' %d (%s)', [Fd, C.Describe(O)]);
+    end
+    else
+    begin
+      Insert(C, Above, Length(Above));
+      AboveFds := AboveFds + ' ' + IntToStr(Fd);
+      if Length(Above) = Samples then
+        Break;
+    end;
+  end;
+  AssertEquals('connections with a server descriptor of 1024 or above', Samples, Length(Above));
+  AssertEquals(Format('answered connections with a server descriptor below %d (not answered:%s)',
+    [SelectSetSize, LowMissed]), LowCount, LowAnswered);
+  AboveAnswered := 0;
+  Outcomes := '';
+  // One watchdog for all: their requests are all sent by now.
+  Deadline := GetTickCount64 + WatchdogMs;
+  for C in Above do
+  begin
+    O := C.ReadResponseBy(Deadline, R);
+    if O = crResponse then
+      Inc(AboveAnswered);
+    Outcomes := Outcomes + ' ' + C.Describe(O) + ';';
+  end;
+  { A connection thread waiting on select() with an empty set does not see its
+    client leave either: the server cannot be stopped before its read time-out. }
+  FServerStuck := AboveAnswered < Samples;
+  AssertEquals(Format('answered connections with a server descriptor of %d or above (descriptors%s; ' +
+    'each connection%s) while all %d below %d were answered: a socket above 1023 must be read, ' +
+    'which select() and its descriptor bitmap cannot do', [SelectSetSize, AboveFds, Outcomes,
+    LowCount, SelectSetSize]), Samples, AboveAnswered);
+end;
+{$ELSE}
+begin
+  Ignore('no descriptor limit to test on this platform: Winsock''s select() takes a list of ' +
+    'sockets, not a bitmap indexed by descriptor number');
+end;
+{$ENDIF}
+
+{ B7 }
+
+procedure TTestHTTPServerConnection.TestPoolIdleCheckDoesNotBlockFinishingWorkers;
+var
+  D, C: TTestClient;
+  Held: array of TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I, Workers: Integer;
+  Seen: Boolean;
+begin
+  { The hang 16 concurrent keep-alive clients bring about by chance, made to happen
+    every time: every worker is finishing a connection that closes while the
+    accept-idle check schedules another connection's request. }
+  FServer.ThreadMode := tmThreadPool;
+  FServer.KeepConnections := True;
+  FServer.KeepConnectionTimeout := 15000;
+  FServer.AcceptIdleTimeout := 100;
+  StartServer;
+  Workers := FServer.PoolMaxThreads;
+  // D: served once, then kept alive, waiting in the connection list.
+  D := Connect;
+  D.Send(Get('/ping'));
+  O := D.ReadResponse(R);
+  AssertTrue('request 1 on the kept-alive connection ' + D.Describe(O), O = crResponse);
+  // Every worker busy with a request after which its connection closes.
+  Held := nil;
+  for I := 1 to Workers do
+  begin
+    C := Connect;
+    C.Send(Get('/hold', 'Connection: close' + CRLF));
+    Insert(C, Held, Length(Held));
+  end;
+  AssertTrue(Format('%d of %d pool workers busy with held requests', [FHoldEntered, Workers]),
+    WaitForCount(FHoldEntered, Workers, FHoldChanged));
+  // The check that finds request 2 on D releases the held workers (HandlerSawData).
+  WatchIdleCheck(0);
+  D.Send(Get('/ping'));
+  Seen := FIdleCheckSawRequest.WaitFor(WatchdogMs) = wrSignaled;
+  FReleaseHeld.SetEvent;
+  AssertTrue('the accept-idle check found request 2 on the kept-alive connection', Seen);
+  for C in Held do
+  begin
+    O := C.ReadResponse(R);
+    AssertTrue('a held request ' + C.Describe(O), O = crResponse);
+  end;
+  O := D.ReadResponse(R);
+  if O <> crResponse then
+  begin
+    FServerStuck := O = crWatchdog;
+    Fail(Format('request 2 on a kept-alive connection, found by the accept-idle check while all %d ' +
+      'pool workers were finishing connections that close: the request %s (deadlock: the check holds ' +
+      'the connection list while it waits for a free worker, and each finishing worker waits for ' +
+      'that list to remove its connection)', [Workers, D.Describe(O)]));
+  end;
+end;
+
+initialization
+
+  RegisterTest(TTestHTTPServerConnection);
+end.
