@@ -215,23 +215,23 @@ def b3_point(srv: kit.Server, path: str, size: int, n: int, gap: bool) -> dict:
     return p
 
 
-def b3_state(p: dict, wine: bool) -> str:
-    """The ratio to the primary control decides a stall (10x), as in the
-    matrix: on Linux a fresh socket per request, under Wine (a fresh
-    connection costs milliseconds there) the same socket after idle gaps;
-    a stall must also be slower than the other control.  Clean is at most
-    3x the slower control."""
-    if not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"]:
+def b3_state(p: dict) -> str:
+    """kit.b3_judge's rule on the same run's controls (a fresh socket per
+    request; after the first measure also the same socket after idle gaps),
+    and the shape of a stall: it adds a delayed-ACK period to every reused
+    request, so all of them but at most one must be 10x the faster control,
+    not only their median (a loaded machine slows some requests, never all
+    by a delayed ACK).  Clean is at most 3x the slower control."""
+    c = p["controls_us"]
+    if not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"] or not c:
         return "inconclusive"
-    primary = p.get("gap_us") if wine else p["fresh_us"]
-    if not primary:
-        return "inconclusive"
-    reused = p["reused_us"]
-    p["ratio"] = round(reused / primary, 2)
-    p["stalled"] = sum(1 for x in p.pop("reused_each_us") if x and x >= kit.B3_STALL_RATIO * primary)
-    if reused >= kit.B3_STALL_RATIO * primary and reused > max(p["controls_us"]):
+    reused, each = p["reused_us"], p.pop("reused_each_us", p.get("each", []))
+    p["ratio"] = round(reused / p["fresh_us"], 2) if p["fresh_us"] else None
+    p["stalled"] = sum(1 for x in each if x and x >= kit.B3_STALL_RATIO * min(c))
+    if (reused >= kit.B3_STALL_RATIO * min(c) and reused > max(c)
+            and p["stalled"] >= len(each) - 1):
         return "reproduced"
-    return "fixed" if reused <= kit.B3_CLEAN_RATIO * max(p["controls_us"]) else "inconclusive"
+    return "fixed" if reused <= kit.B3_CLEAN_RATIO * max(c) else "inconclusive"
 
 
 def decide(measure, wine: bool) -> dict:
@@ -241,11 +241,11 @@ def decide(measure, wine: bool) -> dict:
     adds a delayed-ACK period to every request, every time).  All runs are
     kept in `runs`."""
     runs = [measure(wine)]
-    runs[0]["state"] = b3_state(runs[0], wine)
+    runs[0]["state"] = b3_state(runs[0])
     if runs[0]["state"] != "fixed":
         for _ in range(2):
             runs.append(measure(True))
-            runs[-1]["state"] = b3_state(runs[-1], wine)
+            runs[-1]["state"] = b3_state(runs[-1])
             if len(runs) == 2 and runs[1]["state"] == runs[0]["state"]:
                 break
     states = [p["state"] for p in runs]

@@ -41,11 +41,15 @@ def introduced(defect: str) -> str:
         out.append(f"Upstream commit `{fb['upstream']}`; its parent{'s' if len(r.get('parents', [])) > 1 else ''} "
                    f"`{parents}` do{'es' if len(r.get('parents', [])) == 1 else ''} not show the defect.")
     if b:
-        skipped = len(b.get("skipped", []))
+        reasons: dict[str, int] = {}
+        for sk in b.get("skipped", []):
+            why = (sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0][:160]
+            reasons[why] = reasons.get(why, 0) + 1
+        skipped = "; ".join(f"{n}x {why}" for why, n in reasons.items()) or "none"
         out.append(f"Found by `git bisect run` over the upstream history of fcl-web, fcl-net and "
                    f"fcl-base (`make bisect DEFECT={defect}`, or `FPCHIST=<your clone>`): "
-                   f"{b.get('tested', '?')} commits built and judged by the kit's own {defect} verdict, "
-                   f"{skipped} skipped (did not compile, or predate the feature), {b.get('seconds', '?')} s.")
+                   f"{b.get('tested', '?')} commits built and judged by the kit's own {defect} verdict "
+                   f"in {b.get('seconds', '?')} s; skipped: {skipped}.")
     if v:
         named = v.get("named", {})
         par = "; ".join(f"{p['upstream'][:10]}: {p['state']} ({p['reason']})" for p in v.get("parents", []))
