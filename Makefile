@@ -29,7 +29,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc
+.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc sweep
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -81,6 +81,7 @@ real-servers:
 	-@$(MAKE) --no-print-directory fpc
 	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk
 	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk-win64
+	-@$(MAKE) --no-print-directory horse
 
 repro: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
@@ -93,9 +94,16 @@ TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
              $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
 
 test: test-deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers build/test-common $(TEST_UNITS)
+	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
 	@$(MAKE) --no-print-directory real-servers
 	tests/run.sh
+
+# Every fix across body sizes, pipeline depths and links (repro/sweep.py):
+# results/sweep/sweep.json and sweep.md; `make report` reads them too.
+sweep: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(MAKE) --no-print-directory real-servers
+	python3 repro/sweep.py
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.
@@ -110,3 +118,5 @@ include tests/hostile/hostile.mk
 -include dispatch/dispatch.mk
 -include mk/fpc.mk
 -include mk/win64.mk
+-include mk/bisect.mk
+-include mk/horse.mk

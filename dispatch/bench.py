@@ -97,7 +97,21 @@ def server_rows(model: Path, clone: Path = CLONE,
         else:
             skips.append(missing)
     rows += model_rows(model)
+    rows += horse_epoll_rows()
     return rows, skips
+
+
+# Horse's real epoll provider (Horse.Provider.Epoll, -dHORSE_PROVIDER_EPOLL),
+# built from Horse's source by repro/horse/build.sh (make horse): the kit's
+# Horse program with the kit's routes, beside the model of its design.
+HORSE_EPOLL = {"trunk": TOP / "build/horse/trunk/stock/stock/epoll/kithorse",
+               "3.2.2": TOP / "build/horse/322/stock/stock/epoll/kithorse"}
+
+
+def horse_epoll_rows() -> list[dict]:
+    return [dict(name=f"horse-epoll-{v}", family="horse-epoll", mode="as built",
+                 argv=[str(b), "--port", "0", "--horse"])
+            for v, b in HORSE_EPOLL.items() if b.exists()]
 
 
 def thread_mode_rows(family: str, binary: Path) -> list[dict]:

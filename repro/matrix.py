@@ -20,6 +20,10 @@ Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
 Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
+                      [--fault-row SERVER]
+A measure that raises is made once more on a fresh server; a second failure
+is the verdict "failed" (FAIL in the table, its errors on a FAILED line
+after it), which fails the row.
 """
 from __future__ import annotations
 
@@ -40,8 +44,17 @@ import kit  # noqa: E402
 import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent / "horse"))
+import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
 
 R, F, NA = "reproduced", "fixed", "n/a"
+# Rows that cannot run here, with the reason (printed as TEST ... [SKIP]).
+SKIPPED: list[str] = []
+
+
+def skip(why: str) -> None:
+    if why not in SKIPPED:   # the row makers may be asked more than once
+        SKIPPED.append(why)
 REAL_TRUNK = kit.BUILD / "real-trunk"
 REAL_WIN64 = kit.BUILD / "real-trunk-win64"
 TRUNK_FPC = kit.BUILD / "fpc-trunk" / "bin" / "fpc"
@@ -126,7 +139,13 @@ def fpc322_rows() -> list[Row]:
     repro/fpc/FINDINGS-3.2.2.md: OnAllowConnect works; no keep-alive at all
     (so B3 and the pool mode do not apply); POST + pipelined GET loses both."""
     out = []
-    for exe in sorted(kit.BUILD.glob("fpc-3.*/fpserver")):
+    exes = sorted(kit.BUILD.glob("fpc-3.*/fpserver"))
+    if not exes and not shutil.which("fpc"):
+        skip("real FPC 3.2.2 row [SKIP] no fpc (Debian package fpc)")
+    elif not exes:   # fpc is there and its build is not: a failing row, not a missing one
+        v = subprocess.run(["fpc", "-iV"], capture_output=True, text=True).stdout.strip()
+        exes = [kit.BUILD / f"fpc-{v or 'unknown'}" / "fpserver"]
+    for exe in exes:
         version = exe.parent.name[len("fpc-"):]
         # B8: 3.2.2 reads without a select() first, so fds above 1023 are served.
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F}
@@ -148,6 +167,9 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
     descriptors)."""
     if not (REAL_WIN64 / "stock" / "fpserver.exe").exists():
         return []
+    if not shutil.which("wine"):
+        skip("win64 rows [SKIP] no wine to run the .exe builds (Debian packages wine, wine64)")
+        return []
     env = {"WINEPREFIX": prefix} if prefix else {}
     by = {c.name: c for c in clones}
 
@@ -167,7 +189,7 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
            row("real trunk (win64) --socket-handler nodelay", "stock",
                ["--socket-handler", "nodelay"], "stock --socket-handler nodelay",
                "the mitigation on every platform")]
-    for s in ("coalesce-writes", "all"):
+    for s in (*kit.patchset.fixing("B3"), "all"):
         if (REAL_WIN64 / s / "fpserver.exe").exists() or s in fpc_series() or s == "all":
             out.append(row(f"real trunk (win64) + {s}", s, [], s, f"Pascal set '{s}' on Windows"))
     return out
@@ -187,7 +209,8 @@ def shared_wine_prefix() -> str | None:
 
 def all_rows(prefix: str | None = None) -> list[Row]:
     clones = clone_rows()
-    return clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
+    return (clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
+            + horse.rows(clones, fpc322_rows(), {"WINEPREFIX": prefix} if prefix else {}))
 
 
 def syscall_expectations(row: Row) -> dict[str, list[int]]:
@@ -195,15 +218,18 @@ def syscall_expectations(row: Row) -> dict[str, list[int]]:
     sendto per response, setsockopt(TCP_NODELAY) per connection."""
     v = row.variant
     fixes = set(kit.FIXES) if v == "all" else set(v.split("+"))
-    sends = [1] if "coalesce-writes" in fixes else [2]
-    nodelay = [0]
-    if "--socket-handler" in row.flags:
-        # Horse 3.3.4's mistake: the handler is compiled out on Windows.
-        nodelay = [0] if "unix-guard" in str(row.binary) else [1]
-    elif "--request-nodelay" in row.flags:
-        nodelay = [5]   # one per request
-    elif "--on-allow-connect" in row.flags and "forward-allow-connect" in fixes:
-        nodelay = [1]
+    sends = [2]   # header block, then content: no patch merges them
+    # Per connection: once from the fix's SetupSocket, once from each
+    # application-side mitigation that runs; per request for --request-nodelay.
+    nodelay = 1 if fixes & set(kit.patchset.fixing("B3")) else 0
+    if "--socket-handler" in row.flags and "unix-guard" not in str(row.binary):
+        nodelay += 1   # Horse 3.3.4's mistake: the handler is compiled out on Windows
+    if "--on-allow-connect" in row.flags and "forward-allow-connect" in fixes:
+        nodelay += 1
+    if "--request-nodelay" in row.flags:
+        nodelay += 5   # one per request of the 5
+    nodelay += getattr(row, "nodelay_extra", 0)   # Horse's own (repro/horse/rows.py)
+    nodelay = [nodelay]
     return {"sendto/resp": sends, "nodelay/conn": nodelay}
 
 
@@ -244,8 +270,8 @@ def environment() -> dict:
 
 
 def short(v: kit.Verdict) -> str:
-    return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}.get(
-        v.state, v.state)
+    return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a",
+            kit.MEASURE_FAILED: "FAIL"}.get(v.state, v.state)
 
 
 def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
@@ -296,11 +322,13 @@ class Runner:
                 v = kit.Verdict(NA, "no reused connection (one request per connection): "
                                 "nothing for the wire to show")
             elif col in self.wire:
-                v = kit.measure_capture(row, self.rowdir(row), kit.CAPTURES[col])
+                v = kit.retried(lambda d: kit.measure_capture(row, d, kit.CAPTURES[col]),
+                                self.rowdir(row), col)
             else:
                 v = kit.measure(col, row, self.rowdir(row), self.use_strace)
         except Exception as e:  # a harness bug must show, not kill the run
-            v = kit.Verdict("inconclusive", f"harness error: {type(e).__name__}: {e}")
+            v = kit.Verdict(kit.MEASURE_FAILED, "harness error",
+                            {"errors": [f"{type(e).__name__}: {e}"]})
         with self.lock:
             start = self.busy.pop(key)
             self.took[key] = (round(start - self.t0, 1), round(time.monotonic() - start, 1))
@@ -353,7 +381,7 @@ def wine_b3_from_wire(got: dict) -> None:
     squeezed (stalled builds measured 4-23x, fixed ones 0.04-0.35x, and one
     stalled run 2.3x): the wire decides B3, the ratio stays a figure."""
     w = got.get("wire-lo")
-    if w and w.state in (R, F):
+    if w and w.state in (R, F) and got["B3"].state != kit.MEASURE_FAILED:
         b3 = got["B3"]
         got["B3"] = kit.Verdict(w.state, f"wire: {w.figure}; ratio (a figure under Wine): "
                                 f"{b3.figure}", b3.data)
@@ -421,7 +449,8 @@ def print_table(results: list[dict], wire: list[str]) -> None:
         if r["differs_from_clone"]:
             line += "  DIFFERS FROM CLONE: " + ", ".join(r["differs_from_clone"])
         print(line)
-    print("\nREPRO = defect reproduced, fixed = not reproduced, ?? = inconclusive; "
+    print("\nREPRO = defect reproduced, fixed = not reproduced, ?? = inconclusive, "
+          "FAIL = the measure failed twice (its errors follow, as FAILED lines); "
           "send/rsp = sendto per response (strace); NODELAY = setsockopt(TCP_NODELAY) "
           "per connection; reuse/off = median of requests 2..30 on one socket over the "
           "keep-alive-off median, same run")
@@ -432,7 +461,14 @@ def print_figures(results: list[dict]) -> None:
     for r in results:
         print(f"\n[{r['row']}]" + (f"  ({r['note']})" if r["note"] else ""))
         for k, v in r["verdicts"].items():
+            if v["state"] == kit.MEASURE_FAILED:   # errors are failures, never figures
+                print(f"  {k:<9} FAILED       {v['figure']}: "
+                      + "; then ".join(v["data"].get("errors", [])))
+                continue
             print(f"  {k:<9} {v['state']:<12} {v['figure']}")
+            if v["data"].get("first_attempt_error"):
+                print(f"     (second attempt, on a fresh server: the first failed: "
+                      f"{v['data']['first_attempt_error']})")
         b3 = r["verdicts"]["B3"]["data"]
         if b3.get("sends_per_response") is not None:
             print(f"     sendto/response {b3['sends_per_response']}, TCP_NODELAY "
@@ -447,7 +483,11 @@ def print_figures(results: list[dict]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    ap.add_argument("--rows", help="comma-separated row names (default: all)")
+    ap.add_argument("--rows", default=os.environ.get("KIT_ROWS") or None,
+                    help="comma-separated row names (default: $KIT_ROWS, else all)")
+    ap.add_argument("--fault-row", metavar="SERVER",
+                    help="add a row for SERVER with stock's expectations (tests: a "
+                         "deliberately broken server must fail its row and the run)")
     ap.add_argument("--out", default=str(kit.TOP / "results" / "latest"))
     ap.add_argument("--no-strace", action="store_true")
     ap.add_argument("--no-capture", action="store_true")
@@ -469,6 +509,8 @@ def main() -> int:
     if not TRUNK_FPC.exists():
         print("TEST: matrix real-trunk rows [SKIP] no trunk toolchain "
               "(make fpc-trunk FPCSRC=/path/to/fpcsource)")
+    for why in SKIPPED:
+        print(f"TEST: matrix {why}")
     if args.rows:
         wanted = args.rows.split(",")
         unknown = [w for w in wanted if w not in {r.name for r in rows}]
@@ -476,6 +518,10 @@ def main() -> int:
             print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
             return 2
         rows = [r for r in rows if r.name in wanted]
+    if args.fault_row:
+        rows.append(Row(f"fault {Path(args.fault_row).name}", "stock",
+                        expect=expect([]), path=Path(args.fault_row).resolve(),
+                        note="a deliberately broken server: every measure must fail"))
     missing = sorted({str(r.binary) for r in rows if not r.binary.exists() and not r.real})
     if missing:
         subprocess.run(["make", "-C", str(kit.TOP), "--no-print-directory",

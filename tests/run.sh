@@ -6,9 +6,12 @@
 #   patches       C series: each patch applies alone and in order, DEP-3 form
 #   fpc-patches   Pascal series (patches/fpc): git am form, applies alone and
 #                 in order to the trunk tree, compiles without new warnings
+#   fpcunit       the fpcunit tests (repro/fpc/fpcunit): every defect's test
+#                 fails on stock and passes on all, Linux and win64 under Wine
 #   unit          CUnit suites of every server-min module, built against every
 #                 variant (plain), and stock/all under ASan+UBSan and TSan
-#   analysers     capture analysers on the committed reference captures
+#   analysers     capture analysers on the committed reference captures;
+#                 common/ and the probe's command line and JSON (CUnit)
 #   integration   scenarios the matrix does not cover (connection IDs,
 #                 controls, hook refusal, 503 order, syscall fidelity, SIGPIPE)
 #   asan, tsan    stock and all under ASan+UBSan / TSan: unit, integration
@@ -21,7 +24,24 @@
 #   fuzz          a brief libFuzzer run over the request reader and analysers
 #   dispatch      the dispatch models' shapes (dispatch/test.sh)
 #   win64         the TCP_NODELAY platform check (repro/fpc/win64-check.sh)
+#   horse         patches/horse (scripts/check-horse-patches.sh) and Horse's CI
+#                 check (repro/horse/check.sh --kit): Horse's own sample, Linux
+#                 and win64 under Wine, stalls on the snapshot and on Horse
+#                 3.3.4's Unix-only build on Windows, is clean when fixed
 #   report        REPORT.md's generated claims against this run's matrix
+#   fresh         `make repro` in a fresh clone with the test-only packages
+#                 hidden (then the optional ones too): passes, and the rows
+#                 that need a hidden package skip with the reason (tests/fresh)
+#   fault         a broken server as a matrix row: its measures fail, twice,
+#                 and fail the row and the run; no error shows as a figure
+#   sweep         B3 across body sizes (Content, ContentStream) on loopback
+#                 and two veth MTUs, B2 across pipeline depths, B5 across
+#                 POST sizes: every fix holds at every point, clone = real
+#   bisect        repro/bisect/results.json well formed; B1's bisect re-run end
+#                 to end over the history bundle, same answer as the file
+#   min           the minimal Pascal reproducers (repro/fpc/min/bN.lpr): each
+#                 shows its defect on stock with its header's command, not
+#                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
 # default 3); each step's output is printed whole when it ends, with a
 # progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
@@ -96,6 +116,8 @@ step_fpc_patches() {
     scripts/check-fpc-patches.sh
 }
 
+step_fpcunit() { repro/fpc/fpcunit/run.sh; }
+
 step_unit() {
     local v
     for v in $(python3 repro/patchset.py variants); do
@@ -105,6 +127,7 @@ step_unit() {
 
 step_analysers() {
     cunit "common" build/test-common
+    cunit "probe" build/test-probe
     cunit "capture-parsers" build/test-capture-parsers
     captures/tests/test_analysers.sh
 }
@@ -171,11 +194,35 @@ step_dispatch() {
     [[ -x dispatch/test.sh ]] || { test_skip dispatch "no dispatch/test.sh"; return 4; }
     dispatch/test.sh
 }
+step_horse() {
+    [[ -x repro/horse/check.sh ]] || { test_skip horse "no repro/horse/check.sh"; return 4; }
+    local rc=0
+    scripts/check-horse-patches.sh || rc=$?
+    repro/horse/check.sh --kit || { [[ $? == 4 ]] || rc=1; }
+    [[ $rc == 4 ]] && rc=0
+    return $rc
+}
 step_win64() {
     [[ -x repro/fpc/win64-check.sh ]] || { test_skip win64 "no repro/fpc/win64-check.sh"; return 4; }
     repro/fpc/win64-check.sh
 }
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
+step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
+step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
+step_fault() { tests/fault/run.sh; }      # a failed measure fails its row
+# B3 across body sizes and links, B2 across depths, B5 across body sizes
+# (the boundary points; `make sweep` runs them all).
+step_sweep() { python3 repro/sweep.py --short --out results/test-sweep; }
+# B1: its verdict is a hook count on one short probe run (no deadline to
+# wait out at a bad commit), so its whole bisect is the fastest; builds are
+# cached per tree in build/bisect/builds/.
+step_bisect() {
+    local rc=0
+    python3 repro/bisect/bisect.py --check repro/bisect/results.json || rc=1
+    python3 repro/bisect/bisect.py B1 --expect repro/bisect/results.json
+    case $? in 0) ;; 4) ((rc)) || rc=4 ;; *) rc=1 ;; esac
+    return $rc
+}
 
 # count NAME RC: add a finished step's TEST lines to the totals.
 count() {
@@ -198,8 +245,8 @@ count() {
 }
 
 # Steps in the order they start; the first ones wait longest.
-steps=(matrix asan tsan patches fpc-patches unit analysers integration clients
-       hostile valgrind fuzz dispatch win64 report)
+steps=(matrix sweep fresh asan tsan patches fpc-patches fpcunit unit analysers integration clients
+       hostile valgrind fuzz dispatch win64 horse report bisect min fault)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
 jobs_max=${KIT_STEPS:-3}

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""kaclient.py - does a Horse server hold response bodies on a kept-alive
+connection?  The client half of repro/horse/check.sh, standard library only
+(it runs on Horse's CI runners, Linux and Windows, as well as here).
+
+What it does: N sequential GET requests on ONE socket (reuse proven: one
+connect, the same local port throughout, every response read whole, none
+announcing a close), then a control of 5 more on the same socket each after
+a 300 ms idle gap (the client's TCP stack is back in quick-ACK mode then).
+For every response it records the time to its first byte and the time from
+its first byte to its last ("hold").
+
+The stall of issue #562 is structural: fphttpserver sends the header block
+and the body with two send()s, Nagle holds the second until the client's
+delayed ACK of the first, so the body arrives one delayed-ACK period after
+the headers.  The verdict is a same-request ratio, never a millisecond bound:
+the median over requests 2..N of hold / time-to-first-byte.  A held body
+makes it tens to hundreds (40 ms on Linux, 200 ms on Windows, against well
+under a millisecond to the first byte); a response sent whole, or in two
+back-to-back segments, makes it about 1 or less.  Between the bounds the
+run says nothing, and the check fails (it must prove the absence).
+
+usage: kaclient.py HOST PORT [-n N] [--path /ping] [--json FILE]
+       kaclient.py --wait HOST PORT SECONDS   (poll until it accepts)
+exit: 0 clean, 1 stalled / inconclusive / reuse not proven, 2 usage
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import statistics
+import sys
+import time
+
+STALL, CLEAN = 4.0, 1.0          # bounds on the median hold / first-byte ratio
+GAPS, GAP_S = 5, 0.3              # the idle-gap control
+DEADLINE_S = 5.0                  # how long we wait for one response (a deadline, not a verdict)
+
+
+def read_response(s: socket.socket, t_sent: float) -> dict:
+    """One HTTP/1.1 response with a Content-Length body."""
+    buf, first, head = b"", None, None
+    s.settimeout(DEADLINE_S)
+    while True:
+        chunk = s.recv(65536)
+        now = time.perf_counter()
+        if not chunk:
+            return {"error": "eof"}
+        if first is None:
+            first = now
+        buf += chunk
+        if head is None and b"\r\n\r\n" in buf:
+            head, _, rest = buf.partition(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            fields = {k.strip().lower(): v.strip() for k, _, v in
+                      (line.partition(":") for line in lines[1:])}
+            length = int(fields.get("content-length", "0"))
+            buf = rest
+        if head is not None and len(buf) >= length:
+            return {"status": lines[0], "connection": fields.get("connection"),
+                    "ttfb_us": (first - t_sent) * 1e6, "hold_us": (now - first) * 1e6}
+
+
+def run(host: str, port: int, n: int, path: str) -> dict:
+    req = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode()
+    s = socket.create_connection((host, port), timeout=DEADLINE_S)
+    local = {s.getsockname()[1]}
+    out = {"requests": [], "gap": []}
+    try:
+        for i in range(n + GAPS):
+            if i >= n:
+                time.sleep(GAP_S)          # the control's stimulus, not a synchronisation
+            t = time.perf_counter()
+            s.sendall(req)
+            r = read_response(s, t)
+            local.add(s.getsockname()[1])
+            (out["gap"] if i >= n else out["requests"]).append(r)
+            if "error" in r:
+                break
+    except OSError as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        s.close()
+    out["local_ports"] = sorted(local)
+    return out
+
+
+def judge(res: dict, n: int) -> tuple[str, str]:
+    reqs = res["requests"]
+    ok = [r for r in reqs if "error" not in r]
+    if res.get("error") or len(ok) != n or len(res["local_ports"]) != 1:
+        return "not-reused", (f"{len(ok)} of {n} answered on one socket "
+                              f"(local ports {res['local_ports']}; {res.get('error') or 'eof'})")
+    if any((r["connection"] or "").lower() == "close" for r in ok):
+        return "not-reused", "the server announced Connection: close: no kept-alive connection"
+    rest = ok[1:]
+    ratio = statistics.median(r["hold_us"] / max(r["ttfb_us"], 1.0) for r in rest)
+    hold = statistics.median(r["hold_us"] for r in rest)
+    ttfb = statistics.median(r["ttfb_us"] for r in rest)
+    gap = [r["hold_us"] for r in res["gap"] if "error" not in r]
+    fig = (f"{n} requests on one socket (local port {res['local_ports'][0]}); requests 2..{n}: "
+           f"body {hold / 1000:.2f} ms after the first byte, first byte {ttfb / 1000:.2f} ms after "
+           f"the request (median hold/first-byte {ratio:.1f}, stall >= {STALL:g}, clean <= {CLEAN:g}); "
+           f"controls: request 1 hold {ok[0]['hold_us'] / 1000:.2f} ms, after 300 ms gaps "
+           f"{statistics.median(gap) / 1000 if gap else float('nan'):.2f} ms")
+    if ratio >= STALL:
+        return "stalled", fig
+    if ratio <= CLEAN:
+        return "clean", fig
+    return "inconclusive", fig
+
+
+def wait(host: str, port: int, seconds: float) -> int:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return 0
+        except OSError:
+            time.sleep(0.05)               # polling for readiness
+    return 1
+
+
+def main() -> int:
+    if sys.argv[1:2] == ["--wait"] and len(sys.argv) == 5:
+        return wait(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    ap.add_argument("host")
+    ap.add_argument("port", type=int)
+    ap.add_argument("-n", type=int, default=20)
+    ap.add_argument("--path", default="/ping")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    res = run(a.host, a.port, a.n, a.path)
+    state, fig = judge(res, a.n)
+    res.update(verdict=state, figure=fig)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+    print(f"{state}: {fig}")
+    return 0 if state == "clean" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
