@@ -29,7 +29,7 @@ src=${1:-${FPCSRC:-$default_src}}
 bootstrap=${PP:-$(command -v ppcx64 || true)}
 
 # The parts of an FPCSource tree the Linux and win64 builds read.
-PKGS="rtl-objpas rtl-extra pthreads fcl-base fcl-net fcl-json fcl-process hash fcl-hash fcl-web winunits-base"
+PKGS="rtl-objpas rtl-extra pthreads fcl-base fcl-net fcl-json fcl-process hash fcl-hash fcl-web winunits-base fcl-xml fcl-fpcunit rtl-generics regexpr"
 
 [ -e "$src" ] || { test_skip fpc-trunk "no FPCSource tree at $src (pass one: make repro FPCSRC=/path/to/fpcsource)"; exit $KSFT_SKIP; }
 [ -n "$bootstrap" ] || { test_skip fpc-trunk "no bootstrap compiler ppcx64 (Debian package: fpc)"; exit $KSFT_SKIP; }
