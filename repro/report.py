@@ -36,7 +36,11 @@ TRACKER = TOP / "report"              # one ready-to-file text per defect
 DOCS = TOP / "docs"
 REF = TOP / "captures" / "reference"
 DEFECTS = kit.DEFECTS
-SHORT = {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a"}
+SHORT = {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a", "failed": "FAIL"}
+
+
+def is_horse(r: dict) -> bool:
+    return r["row"].startswith("horse ")
 
 
 def ms(us):
@@ -213,7 +217,7 @@ def block_versions(doc: dict) -> str:
     lines = ["| server | " + " | ".join(DEFECTS) + " | notes |",
              "|---|" + "---|" * (len(DEFECTS) + 1)]
     real = [r for r in doc["rows"] if r.get("real") and r["variant"] in ("stock", "fpc-3.2.2")
-            and not r["flags"]]
+            and not r["flags"] and not is_horse(r)]
     for r in real:
         cells = [SHORT.get(r["verdicts"][d]["state"], r["verdicts"][d]["state"]) for d in DEFECTS]
         notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6", "B8"))
@@ -226,6 +230,36 @@ def block_versions(doc: dict) -> str:
     if "real trunk" not in rm:
         lines.append("| real trunk | " + " | ".join("-" for _ in DEFECTS)
                      + " | not in this run: `make repro FPCSRC=/path/to/fpcsource` adds it |")
+    return "\n".join(lines)
+
+
+def block_h2load(results: Path) -> str:
+    """PR #554's h2load table, as repro/clients.py wrote it in this run."""
+    p = results / "clients" / "h2load.md"
+    if not p.exists():
+        return "(no h2load results in this run: Debian's nghttp2-client)"
+    text = p.read_text()
+    start = text.find("| server |")
+    return text[start:].strip() if start >= 0 else text.strip()
+
+
+def block_horse(doc: dict) -> str:
+    """The rows that run Horse's own code (repro/horse/rows.py)."""
+    rows = [r for r in doc["rows"] if is_horse(r)]
+    if not rows:
+        return "(no Horse rows in this run: `make horse` needs the trunk toolchain and the Horse snapshot)"
+    cols = ["B2", "B3", "B4", "B5", "wire-lo", "wire-veth"]
+    lines = ["| row | " + " | ".join(cols) + " | NODELAY/conn | requests 2..30 p50 (reuse/off) | criteria |",
+             "|---|" + "---|" * (len(cols) + 3)]
+    for r in rows:
+        v = r["verdicts"]
+        b3 = v["B3"]["data"]
+        p50 = (f"{ms(b3.get('reused_p50_us'))} ({b3['ratio_p50']:.1f}x)"
+               if b3.get("ratio_p50") is not None else "-")
+        cells = [SHORT.get(v[c]["state"], v[c]["state"]) if c in v else "-" for c in cols]
+        lines.append(f"| `{r['row']}` | " + " | ".join(cells)
+                     + f" | {','.join(map(str, b3.get('tcp_nodelay_per_connection', []))) or '-'} | {p50} | "
+                     + ("meets: " if r["criteria_met"] else "FAILS: ") + r["criteria"] + " |")
     return "\n".join(lines)
 
 
@@ -351,7 +385,7 @@ def block_fidelity(doc: dict) -> str:
 
 
 def block_windows(doc: dict) -> str:
-    rows = [r for r in doc["rows"] if r.get("platform") == "win64"]
+    rows = [r for r in doc["rows"] if r.get("platform") == "win64" and not is_horse(r)]
     if not rows:
         return "(no win64 rows in this run: `make real-trunk-win64` needs the trunk toolchain and Wine)"
     head = ["build (under Wine)"] + DEFECTS + ["wire-lo", "sendto/resp", "NODELAY/conn", "reuse/off"]
@@ -449,6 +483,8 @@ def generate(matrix: Path, sweep: Path) -> int:
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),
+        "horse": block_horse(doc),
+        "h2load": block_h2load(results),
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),
         "b3-cost": sweep_report.block_cost(sw),
