@@ -19,10 +19,11 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 
 .PHONY: horse horse-sets horse-check check-horse-patches
 
+# NPROC builds at a time (a compile is one thread; build.sh locks what they share).
 horse: fpc-trunk
-	@python3 repro/horse/rows.py builds | while read -r tc set hset prog; do \
-	  $(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc $$tc --set $$set --horse $$hset --program $$prog > /dev/null \
-	  || exit 1; done
+	@python3 repro/horse/rows.py builds | xargs -P $(NPROC) -L 1 sh -c \
+	  '$(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3" > /dev/null || exit 255'
+
 
 horse-sets: fpc-trunk
 	@for s in stock $(FPC_SERIES) all; do \
