@@ -216,19 +216,21 @@ def b3_point(srv: kit.Server, path: str, size: int, n: int, gap: bool) -> dict:
 
 
 def b3_state(p: dict) -> str:
-    """kit.b3_judge's rule on the same run's controls (a fresh socket per
-    request; after the first measure also the same socket after idle gaps),
-    and the shape of a stall: it adds a delayed-ACK period to every reused
-    request, so all of them but at most one must be 10x the faster control,
-    not only their median (a loaded machine slows some requests, never all
-    by a delayed ACK).  Clean is at most 3x the slower control."""
+    """kit.b3_judge's bounds on the same run's controls (a fresh socket per
+    request; after the first measure also the same socket after idle gaps):
+    clean is at most 3x the slower control; a stall is 10x the faster one
+    and beyond the clean bound of the slower (a large body on a warm socket
+    after an idle gap can be far faster than back to back on a loaded
+    machine, which is no stall), with the shape of a stall: it adds a
+    delayed-ACK period to every reused request, so all of them but at most
+    one must be 10x the faster control, not only their median."""
     c = p["controls_us"]
     if not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"] or not c:
         return "inconclusive"
     reused, each = p["reused_us"], p.pop("reused_each_us", p.get("each", []))
     p["ratio"] = round(reused / p["fresh_us"], 2) if p["fresh_us"] else None
     p["stalled"] = sum(1 for x in each if x and x >= kit.B3_STALL_RATIO * min(c))
-    if (reused >= kit.B3_STALL_RATIO * min(c) and reused > max(c)
+    if (reused >= kit.B3_STALL_RATIO * min(c) and reused > kit.B3_CLEAN_RATIO * max(c)
             and p["stalled"] >= len(each) - 1):
         return "reproduced"
     return "fixed" if reused <= kit.B3_CLEAN_RATIO * max(c) else "inconclusive"

@@ -43,7 +43,7 @@
 #                 shows its defect on stock with its header's command, not
 #                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
-# default 3); each step's output is printed whole when it ends, with a
+# default 4); each step's output is printed whole when it ends, with a
 # progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
 # Exit status: 0 only if nothing failed.
 set -u
@@ -245,11 +245,11 @@ count() {
 }
 
 # Steps in the order they start; the first ones wait longest.
-steps=(matrix sweep fresh asan tsan patches fpc-patches fpcunit unit analysers integration clients
-       hostile valgrind fuzz dispatch win64 horse report bisect min fault)
+steps=(matrix tsan asan sweep patches fpc-patches unit analysers min bisect fault integration
+       clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
-jobs_max=${KIT_STEPS:-3}
+jobs_max=${KIT_STEPS:-4}
 
 finish() {   # finish NAME: print its log, count it
     local name=$1 rc
