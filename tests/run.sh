@@ -245,8 +245,8 @@ count() {
 }
 
 # Steps in the order they start; the first ones wait longest.
-steps=(matrix tsan asan sweep patches fpc-patches unit analysers min bisect fault integration
-       clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse report)
+steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault integration
+       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
 jobs_max=${KIT_STEPS:-4}
