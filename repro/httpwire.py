@@ -11,14 +11,14 @@ import socket
 import time
 
 
-def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, str, float | None]:
-    """Everything the server sends until EOF, RST or limit_s of silence
-    overall.  Returns (bytes, end, ms): end is 'EOF', 'ECONNRESET' or
-    'timeout'; ms is when EOF/RST came, from the call (None on timeout)."""
+def _read(sock: socket.socket, limit_s: float, enough) -> tuple[bytes, str, float | None]:
+    """Bytes until enough(buf), EOF, RST or limit_s overall.  Returns (bytes,
+    end, ms): end is 'enough', 'EOF', 'ECONNRESET' or 'timeout'; ms is when
+    the end came, from the call (None on timeout)."""
     buf = b""
     t0 = time.monotonic()
     deadline = t0 + limit_s
-    while True:
+    while not enough(buf):
         left = deadline - time.monotonic()
         if left <= 0:
             return buf, "timeout", None
@@ -32,6 +32,14 @@ def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, 
         if not chunk:
             return buf, "EOF", round((time.monotonic() - t0) * 1000, 3)
         buf += chunk
+    return buf, "enough", round((time.monotonic() - t0) * 1000, 3)
+
+
+def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, str, float | None]:
+    """Everything the server sends until EOF, RST or limit_s of silence
+    overall.  Returns (bytes, end, ms): end is 'EOF', 'ECONNRESET' or
+    'timeout'; ms is when EOF/RST came, from the call (None on timeout)."""
+    return _read(sock, limit_s, lambda buf: False)
 
 
 def parse_responses(buf: bytes) -> list[dict]:
@@ -63,20 +71,4 @@ def parse_responses(buf: bytes) -> list[dict]:
 def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> bytes:
     """What the server sends until `count` complete responses are in, EOF,
     RST, or limit_s overall (a bound on the wait, never a verdict)."""
-    buf = b""
-    deadline = time.monotonic() + limit_s
-    while len(parse_responses(buf)) < count:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        r, _, _ = select.select([sock], [], [], left)
-        if not r:
-            continue
-        try:
-            chunk = sock.recv(65536)
-        except ConnectionResetError:
-            break
-        if not chunk:
-            break
-        buf += chunk
-    return buf
+    return _read(sock, limit_s, lambda buf: len(parse_responses(buf)) >= count)[0]

@@ -227,7 +227,7 @@ def b3_state(p: dict) -> str:
     c = p["controls_us"]
     if not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"] or not c:
         return "inconclusive"
-    reused, each = p["reused_us"], p.pop("reused_each_us", p.get("each", []))
+    reused, each = p["reused_us"], p.pop("reused_each_us", [])
     p["ratio"] = round(reused / p["fresh_us"], 2) if p["fresh_us"] else None
     p["stalled"] = sum(1 for x in each if x and x >= kit.B3_STALL_RATIO * min(c))
     if (reused >= kit.B3_STALL_RATIO * min(c) and reused > kit.B3_CLEAN_RATIO * max(c)
