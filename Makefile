@@ -29,7 +29,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc sweep
+.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc sweep hazards
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -104,6 +104,13 @@ sweep: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(MAKE) --no-print-directory real-servers
 	python3 repro/sweep.py
+
+# What a fix may break: fairness and resources per thread mode, model and
+# real trunk (repro/hazards.py; results/hazards/hazards.json).
+hazards: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(MAKE) --no-print-directory real-servers
+	python3 repro/hazards.py
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.

@@ -6,6 +6,7 @@
  *            never reads fds >= 1024).
  * Both print their own JSON / human output.  Verdicts are counts. */
 #include "probe_async.h"
+#include "probe_stats.h"
 
 #include "../common/util.h"
 
@@ -48,6 +49,7 @@ struct load {
     struct ax *ax;
     struct ax **ptr;
     int *answered, *ports;
+    double **lat_us; /* per connection: each answered request's latency */
     const char **state; /* per connection: done, stalled, or a failure outcome */
     int errors[OC_COUNT];
     double elapsed_ms;
@@ -65,6 +67,11 @@ static void load_after(struct load *L, int i, const struct opts *o)
         a->fd = -1;
         return;
     }
+    /* answered[i] samples so far: grow in powers of two. */
+    if ((L->answered[i] & (L->answered[i] - 1)) == 0)
+        L->lat_us[i] = xreallocarray(L->lat_us[i], (size_t)(L->answered[i] ? 2 * L->answered[i] : 1),
+                                     sizeof **L->lat_us);
+    L->lat_us[i][L->answered[i]] = (double)(a->t_done - a->t_sent);
     L->answered[i]++;
     L->answered_total++;
     if (L->answered[i] < o->n) {
@@ -120,6 +127,15 @@ static void load_json(FILE *f, const struct load *L, const struct opts *o)
     kj_set(j, "completed_connections", json_integer(L->done));
     kj_set(j, "stalled", json_integer(L->stalled));
     kj_set(j, "answered", kj_ints(L->answered, L->C));
+    /* Per connection, the median latency of its answered requests (null
+     * when none was): what a fairness verdict compares. */
+    json_t *p50 = json_array();
+    for (int i = 0; i < L->C; i++) {
+        struct pst_summary sm;
+        pst_summarise(L->lat_us[i], (size_t)L->answered[i], &sm);
+        kj_push(p50, sm.n ? json_integer((json_int_t)sm.p50) : json_null());
+    }
+    kj_set(j, "p50_us", p50);
     kj_set(j, "local_ports", kj_ints(L->ports, L->C));
     for (int i = 0; i < L->C; i++)
         kj_push(st, kj_bytes(L->state[i]));
@@ -145,8 +161,11 @@ static void load_human(FILE *f, const struct load *L, const struct opts *o)
 
 static void load_free(struct load *L)
 {
-    for (int i = 0; i < L->C; i++)
+    for (int i = 0; i < L->C; i++) {
         ax_free(&L->ax[i]);
+        free(L->lat_us[i]);
+    }
+    free(L->lat_us);
     free(L->ax);
     free(L->ptr);
     free(L->answered);
@@ -160,12 +179,13 @@ int scn_load(const struct opts *o, char *msg, size_t msglen)
     L.ax = xreallocarray(NULL, (size_t)L.C, sizeof *L.ax);
     L.ptr = xreallocarray(NULL, (size_t)L.C, sizeof *L.ptr);
     L.answered = calloc((size_t)L.C, sizeof *L.answered);
+    L.lat_us = calloc((size_t)L.C, sizeof *L.lat_us);
     L.ports = xreallocarray(NULL, (size_t)L.C, sizeof *L.ports);
     L.state = xreallocarray(NULL, (size_t)L.C, sizeof *L.state);
     struct pollfd *pfd = xreallocarray(NULL, (size_t)L.C, sizeof *pfd);
     char req[2048];
     size_t rlen = build_get(req, sizeof req, o, false);
-    if (!L.answered)
+    if (!L.answered || !L.lat_us)
         die("%s: out of memory", prog);
     for (int i = 0; i < L.C; i++)
         L.ports[i] = -1;

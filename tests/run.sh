@@ -37,6 +37,10 @@
 #   sweep         B3 across body sizes (Content, ContentStream) on loopback
 #                 and two veth MTUs, B2 across pipeline depths, B5 across
 #                 POST sizes: every fix holds at every point, clone = real
+#   hazards       what a fix may break (repro/hazards.py): fairness of K
+#                 keep-alive clients over fewer pool workers, threads and
+#                 descriptors back after the clients leave; model and real
+#                 trunk, stock, the B6 fix and all, and a fixture that must fail
 #   bisect        repro/bisect/results.json well formed; B1's bisect re-run end
 #                 to end over the history bundle, same answer as the file
 #   min           the minimal Pascal reproducers (repro/fpc/min/bN.lpr): each
@@ -213,6 +217,7 @@ step_fault() { tests/fault/run.sh; }      # a failed measure fails its row
 # B3 across body sizes and links, B2 across depths, B5 across body sizes
 # (the boundary points; `make sweep` runs them all).
 step_sweep() { python3 repro/sweep.py --short --out results/test-sweep; }
+step_hazards() { python3 repro/hazards.py --short; }
 # B1: its verdict is a hook count on one short probe run (no deadline to
 # wait out at a bad commit), so its whole bisect is the fastest; builds are
 # cached per tree in build/bisect/builds/.
@@ -245,7 +250,7 @@ count() {
 }
 
 # Steps in the order they start; the first ones wait longest.
-steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault integration
+steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault hazards integration
        sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()

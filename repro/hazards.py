@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""hazards.py - what a fix may break, beyond "its defect is gone".
+
+A maintainer asks of a connection-handling fix: can busy clients hold every
+worker while another client gets nothing?  Does every thread and
+descriptor come back when the clients leave?  This runs those checks on the
+model and on the real server built from trunk, stock and with the fixes,
+in every ThreadMode a fix touches, and on a fixture that must fail them
+(tests/hazards/unfair-b6.patch: the B6 fix that served a kept-alive
+connection's next requests on the worker that had it, as shipped before),
+so that the checks are proven able to fail.
+
+Fairness: K keep-alive clients, each sending requests back to back for a
+bounded time, against a pool of W < K workers (and the other modes).  A
+verdict from counts and same-run ratios, never a time bound:
+  fair     every client answered at least FAIR_MIN_ANSWERED requests, and
+           the least-served client got at least 1/FAIR_SPREAD of the
+           most-served one's count;
+  starves  some client fell outside those bounds (its count and its median
+           latency are the figure);
+The lone client's median (one connection, same server, same run) is a
+figure beside it: what the mode costs a request when nobody competes.
+
+Resources: the server's threads and descriptors, counted in /proc after
+start and again once the clients have closed, polled until they are back
+at the baseline (bounded; what is left is the figure).
+
+Usage: hazards.py [--short] [--json PATH]   (exit 0 only when every check
+matches its expectation; TEST lines as the rest of the suite)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit  # noqa: E402
+import patchset  # noqa: E402
+
+TOP = kit.TOP
+OUT = TOP / "results" / "hazards"
+FIXTURE = TOP / "tests" / "hazards" / "unfair-b6.patch"
+REAL_TRUNK = TOP / "build" / "real-trunk"
+
+# The pool's default size is TThread.ProcessorCount, on the model and the
+# real server alike: K clients are always more than the workers.
+WORKERS = os.cpu_count() or 2
+K = WORKERS + 4
+RUN_MS = 1500
+FAIR_MIN_ANSWERED, FAIR_SPREAD = 3, 4.0
+KEEP = ["--keep-connections", "--keep-connection-timeout", "15000", "--socket-handler", "nodelay"]
+MODES = {"pool": ["--thread-mode", "pool"],
+         "thread": ["--thread-mode", "thread"],
+         "polled": ["--thread-mode", "polled"]}
+VARIANTS = ["stock", "pool-idle-fallback", "all"]
+RESOURCE_DEADLINE_S = 5.0
+
+
+def build_fixture(tmp: Path) -> Path:
+    """server-min with the fixture patch, built beside the kit's variants."""
+    src = tmp / "unfair-b6"
+    shutil.copytree(TOP / "server-min", src / "server-min")
+    subprocess.run(["patch", "-s", "-p1", "-d", str(src), "-i", str(FIXTURE)], check=True)
+    exe = src / "server-min.bin"
+    subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-pthread", "-o", str(exe),
+                    *map(str, sorted((src / "server-min").glob("*.c")))], check=True)
+    return exe
+
+
+def proc_counts(pid: int) -> tuple[int, int]:
+    return (len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd")))
+
+
+def fairness(srv: kit.Server, outdir: Path, tag: str) -> dict:
+    """K clients back to back and, beside them, nothing: first the lone
+    client alone, then the K together (same server, same run)."""
+    lone = kit.probe(srv, "load", "-c", "1", "-n", "1000000", "--deadline-ms", str(RUN_MS // 3),
+                     out=outdir / f"{tag}-lone.json")
+    many = kit.probe(srv, "load", "-c", str(K), "-n", "1000000", "--deadline-ms", str(RUN_MS),
+                     out=outdir / f"{tag}-many.json")
+    ans = many["answered"]
+    p50 = [p for p in many["p50_us"] if p is not None]
+    lone_p50 = lone["p50_us"][0]
+    # Counts decide; the medians are figures (with more threads than cores
+    # the OS scheduler spreads them, whatever the server does).
+    fair = min(ans) >= FAIR_MIN_ANSWERED and min(ans) * FAIR_SPREAD >= max(ans)
+    return {"verdict": "fair" if fair else "starves", "answered": ans, "p50_us": many["p50_us"],
+            "lone_p50_us": lone_p50,
+            "median_p50_over_lone": (sorted(p50)[len(p50) // 2] / lone_p50) if p50 and lone_p50 else None}
+
+
+def resources(srv: kit.Server, base: tuple[int, int], spare_threads: int) -> dict:
+    """Threads and descriptors back at the baseline once the clients left:
+    polled (the server reaps closed keep-alive connections on its own
+    schedule), bounded by RESOURCE_DEADLINE_S.  A pool keeps its workers
+    (up to MaxThreads): spare_threads of them may stay."""
+    end = time.monotonic() + RESOURCE_DEADLINE_S
+
+    def back(now: tuple[int, int]) -> bool:
+        return now[0] <= base[0] + spare_threads and now[1] <= base[1]
+    now = proc_counts(srv.proc.pid)
+    while not back(now) and time.monotonic() < end:
+        time.sleep(0.05)   # polling /proc, not waiting for an event
+        now = proc_counts(srv.proc.pid)
+    back = back(now)
+    return {"verdict": "returned" if back else "leaked", "baseline": list(base), "after": list(now)}
+
+
+def measure(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
+    row = kit.Row(name, variant, path=exe)
+    tag = f"{name.replace(' ', '_').replace('/', '_')}-{mode}"
+    srv = kit._server(row, outdir, tag, KEEP + MODES[mode])
+    srv.start()
+    try:
+        base = proc_counts(srv.proc.pid)
+        fair = fairness(srv, outdir, tag)
+        res = resources(srv, base, WORKERS if mode == "pool" else 0)
+    finally:
+        srv.stop()
+    return {"row": name, "variant": variant, "mode": mode, "fairness": fair, "resources": res,
+            "stopped_by_term": srv.stopped_by_term}
+
+
+def expected_fair(variant: str, mode: str) -> bool:
+    """Pool mode is fair only once B6 is fixed (stock never answers request
+    2, the fixture starves); the other modes are fair on every row."""
+    if mode != "pool":
+        return True
+    if variant == "unfair-b6":
+        return False
+    return "B6" in patchset.fixed_by(variant)
+
+
+def expected_returned(variant: str, mode: str) -> bool:
+    """In pool mode clients that close together hang the server until B7 is
+    fixed (the accept thread waits for a worker with the list locked, the
+    workers wait for the lock to remove their connections): their
+    connections are never released."""
+    if mode != "pool" or variant == "unfair-b6":
+        return True
+    return {"B6", "B7"} <= set(patchset.fixed_by(variant))
+
+
+def rows(short: bool) -> list[tuple[str, Path, str]]:
+    out = [(f"model {v}", kit.binary(v), v) for v in VARIANTS]
+    trunk = [(f"real trunk + {v}" if v != "stock" else "real trunk", REAL_TRUNK / v / "fpserver", v)
+             for v in VARIANTS]
+    out += [r for r in trunk if r[1].exists()]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--short", action="store_true", help="pool mode only for the real server")
+    ap.add_argument("--json", type=Path, default=OUT / "hazards.json")
+    a = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    with tempfile.TemporaryDirectory(prefix="kit-hazards.") as tmp:
+        todo = rows(a.short)
+        todo.append(("model fixture unfair-b6", build_fixture(Path(tmp)), "unfair-b6"))
+        jobs = [(n, e, v, m) for (n, e, v) in todo for m in MODES
+                if not (a.short and n.startswith("real") and m != "pool")]
+        with ThreadPoolExecutor(2) as ex:
+            results = list(ex.map(lambda j: measure(*j, OUT), jobs))
+    for r in results:
+        f, res = r["fairness"], r["resources"]
+        want = "fair" if expected_fair(r["variant"], r["mode"]) else "starves"
+        name = f"hazards {r['row']} {r['mode']}"
+        fig = (f"{K} clients x {WORKERS if r['mode'] == 'pool' else '-'} workers: answered "
+               f"{f['answered']}, p50 us {f['p50_us']}; lone p50 {f['lone_p50_us']} us")
+        if f["verdict"] == want:
+            kit_test(True, f"{name} fairness: {f['verdict']} as expected", fig)
+        else:
+            failures += 1
+            kit_test(False, f"{name} fairness: {f['verdict']}, expected {want}", fig)
+        # A server that starved its clients may hold them still: resources
+        # are a verdict where the clients were served.
+        if f["verdict"] == "fair" or want == "fair":
+            back = expected_returned(r["variant"], r["mode"])
+            ok = (res["verdict"] == "returned") == back
+            failures += not ok
+            kit_test(ok, f"{name} threads and descriptors "
+                     + ("back at baseline" if back else "held (B7: the server hangs as the clients close)"),
+                     f"baseline {res['baseline']}, after {res['after']} (threads, fds)")
+    pairs = {}
+    for r in results:
+        if r["variant"] != "unfair-b6":
+            pairs.setdefault((r["variant"], r["mode"]), {})[r["row"].startswith("real")] = r["fairness"]["verdict"]
+    for (v, m), both in sorted(pairs.items()):
+        if len(both) == 2:
+            ok = both[False] == both[True]
+            failures += not ok
+            kit_test(ok, f"hazards model = real: {v} {m} fairness", f"model {both[False]}, real {both[True]}")
+    a.json.write_text(json.dumps(results, indent=1))
+    return 1 if failures else 0
+
+
+def kit_test(ok: bool, name: str, detail: str = "") -> None:
+    print(f"TEST: {name} [{' OK ' if ok else 'FAIL'}]" + (f"  {detail}" if detail else ""), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
