@@ -11,7 +11,9 @@ FPCSRC     ?=
 FPC        ?= fpc
 FPC_TRUNK   = build/fpc-trunk/bin/fpc
 FPC_PATCHES = $(wildcard patches/fpc/series patches/fpc/*.patch)
-FPC_SERIES := $(shell [ -f patches/fpc/series ] && sed -e 's/\#.*//' -e 's/\.patch$$//' -e '/^[[:space:]]*$$/d' patches/fpc/series)
+# The fixes with a Pascal patch, in series order: a patch's fix is its name
+# up to the first dot (poll-can-read.fcl-web.patch is part of poll-can-read).
+FPC_SERIES := $(shell [ -f patches/fpc/series ] && sed -e 's/\#.*//' -e 's/\.patch$$//' -e 's/\..*//' -e '/^[[:space:]]*$$/d' patches/fpc/series | awk '!s[$$0]++')
 REAL_SETS   = stock $(FPC_SERIES) $(if $(FPC_SERIES),all) $(filter $(addsuffix +%,$(FPC_SERIES)),$(PAIRS))
 REAL_TRUNK  = $(foreach s,$(REAL_SETS),build/real-trunk/$(s)/fpserver)
 

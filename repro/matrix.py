@@ -101,8 +101,9 @@ def real_name(clone: str) -> str:
 
 
 def fpc_series() -> set[str]:
+    """The fixes that have a Pascal patch (one or more: patchset.pascal)."""
     try:
-        return set(patchset.series("fpc"))
+        return {patchset.fix_of(n) for n in patchset.series("fpc")}
     except OSError:
         return set()
 

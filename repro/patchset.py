@@ -5,7 +5,12 @@ Every fact comes from the patches themselves: `patches/series` gives the
 names and their order, each patch's DEP-3 header gives `Defect:` (the defect
 it fixes) and optionally `Needs:` (another patch without which its defect
 stays visible: an interaction the matrix shows as a pair row).  The Pascal
-series in `patches/fpc/` uses the same names; `defects()` reads the C series.
+series in `patches/fpc/` carries upstream's commit messages, no DEP-3
+field: its patches belong to the fix of the same name, and a fix that takes
+more than one upstream commit has `<fix>.patch` and `<fix>.<part>.patch`
+(`poll-can-read.fcl-web`), so a Pascal patch's fix is its name up to the
+first dot.  kind "fpc" is the C series' facts for the fixes that have a
+Pascal patch.
 
 Used by the Makefile, the kit, the matrix, the unit and hostile tests and the
 report.  CLI (for make and shell):
@@ -17,6 +22,7 @@ report.  CLI (for make and shell):
     patchset.py fixing Bn        the patches whose Defect: is Bn
     patchset.py fixed VARIANT    the defects VARIANT fixes (variant may be
                                  stock, all, a fix, or FIX+FIX)
+    patchset.py pascal FIX       the Pascal patches of FIX, series order
     patchset.py json             everything, as JSON
     patchset.py make             the same facts as make variables (the
                                  Makefile includes build/patchset.mk, so a
@@ -74,7 +80,22 @@ def series(kind: str = "c") -> list[str]:
     return names
 
 
+def fix_of(pascal_name: str) -> str:
+    """The fix a Pascal patch belongs to: its name up to the first dot."""
+    return pascal_name.split(".", 1)[0]
+
+
+def pascal(fix: str) -> list[str]:
+    """The Pascal patches (patches/fpc/series names) of a fix, in order."""
+    try:
+        return [n for n in series("fpc") if fix_of(n) == fix]
+    except OSError:
+        return []
+
+
 def patches(kind: str = "c") -> list[Patch]:
+    if kind == "fpc":
+        return [p for p in patches("c") if pascal(p.name)]
     out = []
     for name in series(kind):
         path = SERIES_DIRS[kind] / f"{name}.patch"
@@ -161,6 +182,8 @@ def main(argv: list[str]) -> int:
         print(" ".join(fixing(args[0])))
     elif cmd == "fixed" and len(args) == 1:
         print(" ".join(fixed_by(args[0])))
+    elif cmd == "pascal" and len(args) == 1:
+        print(" ".join(pascal(args[0])))
     elif cmd == "make":
         print(make_fragment(), end="")
     elif cmd == "json":

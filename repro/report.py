@@ -10,7 +10,7 @@ Generated parts sit between '<!-- generated:NAME -->' and
 '<!-- /generated:NAME -->'.  The run's structural claims (verdicts and
 counts, no timings) go to REPORT.claims.json beside it; --check compares
 those with a fresh run and reports every difference.  Every Fix section's
-Pascal is the diff of patches/fpc/<name>.patch, never typed; report/B<n>.md,
+Pascal is the diff of patches/fpc/<name>.patch (and <name>.<part>.patch), never typed; report/B<n>.md,
 one text per defect for FPC's tracker, is cut from the same sections.
 """
 from __future__ import annotations
@@ -331,11 +331,17 @@ def pascal_diff(name: str) -> str:
 
 
 def block_fix(name: str) -> str:
+    """The fix's Pascal patches (one or more, patchset.pascal) and their
+    diffs."""
     p = patchset.by_name().get(name)
-    where = (f"`patches/fpc/{name}.patch` (`git am` form, against fpc/FPCSource); "
+    parts = patchset.pascal(name) or [name]
+    files = " and ".join(f"`patches/fpc/{n}.patch`" for n in parts)
+    where = (f"{files} (`git am` form against fpc/FPCSource, cut on the "
+             f"patches before {'them' if len(parts) > 1 else 'it'} in `patches/fpc/series`; "
+             f"alone on the snapshot, `patch -p1` takes {'them' if len(parts) > 1 else 'it'}); "
              f"the same change in the C model: `patches/{name}.patch`")
     routine = f" Routine: `{p.routine}`." if p and p.routine else ""
-    return where + "." + routine + "\n\n" + pascal_diff(name)
+    return where + "." + routine + "\n\n" + "\n\n".join(pascal_diff(n) for n in parts)
 
 
 def real_of(clone: str) -> str:
@@ -534,7 +540,7 @@ def check_pascal() -> int:
     for p in patchset.patches():
         m = re.search(rf"<!-- generated:fix-{re.escape(p.name)} -->\n(.*?)\n<!-- /generated:", text, re.S)
         ok = bool(m) and m.group(1) == block_fix(p.name)
-        print(f"TEST: report Pascal of {p.name} equals patches/fpc/{p.name}.patch "
+        print(f"TEST: report Pascal of {p.name} equals {' + '.join(f'patches/fpc/{n}.patch' for n in patchset.pascal(p.name) or [p.name])} "
               f"[{' OK ' if ok else 'FAIL'}]" + ("" if ok else " (run make report)"))
         rc |= not ok
     return rc

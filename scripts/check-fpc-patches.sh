@@ -8,18 +8,27 @@
 #   form         git format-patch form: From <sha> Mon Sep 17 00:00:00 2001,
 #                From:, Date:, Subject: [PATCH], body, ---, diffstat,
 #                diff --git with index lines
-#   dep3         the body's DEP-3 fields, exactly: Description (one line, then
-#                indented text), Author with an e-mail address, Defect: B<n>,
-#                optional Needs: <an earlier patch of the series>,
-#                Upstream-Routine, Forwarded: no, Last-Update: YYYY-MM-DD;
-#                no Bug: field, no other field
-#   apply-alone  git apply --check on a pristine copy of the files it touches
-#   git-am       git am into a throwaway git repository of those pristine files
+#   message      upstream's form, as FPC's history writes it: the subject
+#                starts with the package ("fcl-web: "), the body carries no
+#                DEP-3 field (those stay in the model's patches/<name>.patch),
+#                the author is not a placeholder address
+# then for the series:
+#   series-file  series and folder agree
+#   in-order     git am of the whole series into a throwaway git repository
+#                of the pristine files it touches (each patch is cut on the
+#                one before: git am takes nothing else)
 #   compile      the patched units fphttpserver needs compile with the trunk
 #                compiler (build/fpc-trunk/bin/fpc) with no warning or note
 #                for fphttpserver.pp / ssockets.pp that stock does not have
-# then for the series: series-file (series and folder agree), in-order (git am
-# of the whole series) and compile (the whole series).
+# and for every set make real-trunk builds but all (each fix, each pair):
+#   alone        repro/fpc/build.sh's overlay for the set (patch, with its
+#                fuzz, on pristine copies) is byte for byte what git
+#                cherry-pick of the same commits onto the pristine files
+#                makes (a 3-way merge: the stacked patches' context lines of
+#                fixes the set leaves out are no part of the change)
+#   compile      as above, for the set's overlay
+# and fpc-series current: scripts/fpc-series.sh --check (the committed series
+# is what the generator makes of it).
 # Compiles run concurrently, at most nproc at a time.
 # Exit: 0 all passed, 1 a check failed, 4 skipped (no trunk toolchain, no git).
 set -uo pipefail
@@ -49,7 +58,9 @@ fail() { test_fail "fpc-patch $1 $2" "$3"; failed=1; }
 
 # check_form PATCH: prints why the patch is not in git format-patch form.
 check_form() {
-    awk '
+    # Header lines unfolded (git folds a long From: or Subject:).
+    awk '!h && /^$/ { h = 1 } !h && /^[ \t]/ { sub(/^[ \t]+/, " "); line = line $0; next }
+         { if (NR > 1) print line; line = $0 } END { print line }' "$1" | awk '
     NR == 1 { if ($0 !~ /^From [0-9a-f]+ Mon Sep 17 00:00:00 2001$/ || length($2) != 40) { print "line 1 is not the format-patch From line"; bad = 1; exit } next }
     !hdr_end && /^From: .+ <[^ >]+@[^ >]+>$/ { from = 1 }
     !hdr_end && /^Date: / { date = 1 }
@@ -68,38 +79,16 @@ check_form() {
         else if (!stat) print "no diffstat after ---"
         else if (!diff) print "no diff --git section"
         else if (idx != diff) print "a diff --git section has no index line"
-    }' "$1"
+    }'
 }
 
-# check_dep3 PATCH POSITION: prints why the DEP-3 fields are not the kit's.
-check_dep3() {
-    local p=$1 pos=$2 body
-    # The message body: after the header block, up to the --- line.
-    body=$(awk '!h && /^$/ { h = 1; next } h && /^---$/ { exit } h' "$p")
-    awk -v pos="$pos" -v series=" ${names[*]} " '
-    /^[A-Za-z][A-Za-z-]*:/ {
-        f = $0; sub(/:.*/, "", f); v = $0; sub(/^[^:]*: */, "", v)
-        n[f]++; last = f
-        if (f == "Description" && v == "") print "Description has no one-line summary"
-        else if (f == "Author" && v !~ /^[^<>]+ <[^ <>]+@[^ <>]+\.[^ <>]+>$/) print "Author has no e-mail address: " v
-        else if (f == "Defect" && v !~ /^B[0-9]+$/) print "Defect is not B<n>: " v
-        else if (f == "Forwarded" && v != "no") print "Forwarded is not no: " v
-        else if (f == "Last-Update" && v !~ /^[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]$/) print "Last-Update is not a date: " v
-        else if (f == "Upstream-Routine" && v == "") print "Upstream-Routine is empty"
-        else if (f == "Needs") {
-            i = index(series, " " v " ")
-            if (v == "" || i == 0) print "Needs names no patch of the series: " v
-            else if (split(substr(series, 1, i), before, " ") >= pos - 1) print "Needs names this or a later patch: " v
-        }
-        else if (f !~ /^(Description|Author|Defect|Needs|Upstream-Routine|Forwarded|Last-Update)$/) print "field not in the kit form: " f
-        next
-    }
-    /^ / { if (last != "Description") print "indented text after " last " (only Description continues)"; next }
-    END {
-        split("Description Author Defect Upstream-Routine Forwarded Last-Update", req, " ")
-        for (k in req) if (n[req[k]] != 1) print req[k] " appears " (n[req[k]] + 0) " times"
-        if (n["Needs"] > 1) print "Needs appears " n["Needs"] " times"
-    }' <<< "$(awk '/^[A-Za-z][A-Za-z-]*: /{ f = 1 } f' <<< "$body")"
+# check_message PATCH: prints why the commit message is not upstream's form.
+check_message() {
+    local p=$1 info
+    info=$(git mailinfo "$tmp/msg" /dev/null < "$p" 2>/dev/null) || { echo "git mailinfo cannot read it"; return; }
+    grep -q '^Subject: [a-z][a-z0-9-]*: [^ ]' <<< "$info" || echo "the subject does not start with the package (fcl-web: ...): $(sed -n 's/^Subject: //p' <<< "$info")"
+    grep -qE "^Email: .*$KIT_PLACEHOLDER_EMAIL" <<< "$info" && echo "the author is a placeholder: $(sed -n 's/^Email: //p' <<< "$info")"
+    grep -nE "$KIT_DEP3_FIELDS" "$tmp/msg" | head -2 | sed 's/^/a DEP-3 field in the message, line /'
 }
 
 # pristine_repo DIR PATCH...: a git repository of the pristine files the
@@ -161,41 +150,66 @@ done
 [ -z "$missing" ] && ok series series-file || fail series series-file "series and folder differ:$missing"
 
 declare -A compiled
-pos=0
 for n in "${names[@]}"; do
-    pos=$((pos + 1))
     p=$dir/$n.patch
     [ -f "$p" ] || continue
     why=$(check_form "$p"); [ -z "$why" ] && ok "$n" form || fail "$n" form "$why"
-    why=$(check_dep3 "$p" "$pos" | head -3 | paste -sd';'); [ -z "$why" ] && ok "$n" dep3 || fail "$n" dep3 "$why"
-    r=$tmp/repo-$n
-    if ! why=$(pristine_repo "$r" "$p" 2>&1); then
-        fail "$n" apply-alone "$why"
-        continue
-    fi
-    if why=$(git -C "$r" apply --check "$p" 2>&1); then ok "$n" apply-alone; else fail "$n" apply-alone "$(head -1 <<< "$why")"; continue; fi
-    if why=$(git -C "$r" -c user.name=check -c user.email=check@localhost am -q "$p" 2>&1); then
-        ok "$n" git-am
-        compiled[$n]=1
-        spawn "$n" "$r"
-    else
-        fail "$n" git-am "$(head -1 <<< "$why")"
-        git -C "$r" am --abort >/dev/null 2>&1
-    fi
+    why=$(check_message "$p" | head -3 | paste -sd';'); [ -z "$why" ] && ok "$n" message || fail "$n" message "$why"
 done
 
-# The whole series, in order.
+# The whole series, in order: one commit per patch, commit i is names[i].
 r=$tmp/repo-all
 all=()
 for n in "${names[@]}"; do [ -f "$dir/$n.patch" ] && all+=("$dir/$n.patch"); done
+commits=()
 if ((${#all[@]})) && pristine_repo "$r" "${all[@]}" >/dev/null 2>&1 \
    && why=$(git -C "$r" -c user.name=check -c user.email=check@localhost am -q "${all[@]}" 2>&1); then
     ok series in-order
     compiled[all]=1
     spawn all "$r"
+    mapfile -t commits < <(git -C "$r" rev-list --reverse HEAD~${#all[@]}..HEAD)
 else
     fail series in-order "$(head -1 <<< "${why:-no pristine copy}")"
 fi
+
+# Every set make real-trunk builds but stock and all: as build.sh applies
+# it, and as git cherry-pick makes it of the series' commits.
+mapfile -t sets < <(printf '%s\n' "${names[@]%%.*}" | awk '!seen[$0]++'
+                    python3 "$top/repro/patchset.py" pairs | tr ' ' '\n' | sed '/^$/d')
+if ((${#commits[@]} == ${#names[@]})); then
+    git clone -q "$r" "$tmp/pick"
+    for set in "${sets[@]}"; do
+        ov=$tmp/overlay-$set
+        if ! why=$(KIT_FPC_PATCHES=$dir "$top/repro/fpc/build.sh" --fpc "$fpc" --set "$set" --out "$ov" --overlay-only 2>&1); then
+            fail "$set" alone "build.sh: $(tail -1 <<< "$why")"; continue
+        fi
+        git -C "$tmp/pick" checkout -q --detach "${commits[0]}~1"
+        picks=()
+        for i in "${!names[@]}"; do
+            [[ " ${set//+/ } " == *" ${names[i]%%.*} "* ]] && picks+=("${commits[i]}")
+        done
+        if ! why=$(git -C "$tmp/pick" -c user.name=check -c user.email=check@localhost cherry-pick "${picks[@]}" 2>&1); then
+            fail "$set" alone "git cherry-pick onto the snapshot: $(grep -m1 -i conflict <<< "$why")"
+            git -C "$tmp/pick" cherry-pick --abort > /dev/null 2>&1
+            continue
+        fi
+        differ=""
+        while read -r f; do
+            cmp -s "$ov/overlay/$f" "$tmp/pick/$f" || differ+=" $f"
+        done < <(cd "$ov/overlay" && find . -type f -printf '%P\n' | sort)
+        if [ -z "$differ" ]; then
+            ok "$set" alone
+            compiled[$set]=1
+            spawn "$set" "$ov/overlay"
+        else
+            fail "$set" alone "build.sh's overlay differs from git cherry-pick:$differ"
+        fi
+    done
+fi
+
+# The committed series is what the generator makes of it.
+KIT_FPC_PATCHES=$dir "$top/scripts/fpc-series.sh" --check
+(($? == KSFT_FAIL)) && failed=1
 wait
 
 # Messages for the watched files, without positions (patches move lines).
@@ -204,7 +218,7 @@ if [ "$(cat "$tmp/stock.rc")" != 0 ]; then
     fail stock compile "stock does not compile: $(grep -m1 -E 'Error|Fatal' "$tmp/stock.log")"
 else
     messages "$tmp/stock.log" > "$tmp/stock.msg"
-    for n in "${names[@]}" all; do
+    for n in "${sets[@]}" all; do
         [ -n "${compiled[$n]:-}" ] || continue
         label=$n; [ "$n" = all ] && label=series
         if [ "$(cat "$tmp/$n.rc")" != 0 ]; then

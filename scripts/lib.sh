@@ -14,6 +14,13 @@ KIT_TMPS=()          # temp folders we created
 kit_name=${kit_name:-$(basename "$0" .sh)}
 
 die()  { echo "$kit_name: $*" >&2; exit 1; }
+
+# The Pascal series' commit messages are upstream's form: these DEP-3 fields
+# (and the kit's own) stay in the model's quilt patches, and the author is
+# somebody (scripts/fpc-series.sh, scripts/check-fpc-patches.sh).
+KIT_DEP3_FIELDS='^(Description|Subject|Origin|Bug|Bug-[A-Za-z]+|Forwarded|Author|From|Reviewed-by|Acked-by|Last-Update|Applied-Upstream|Defect|Needs|Upstream-Routine): '
+KIT_PLACEHOLDER_EMAIL='(fphttpserver-kit@|@example\.(org|com|net)$|@localhost$|@[^.]*$)'
+
 note() { echo "$kit_name: $*" >&2; }
 
 test_ok()   { echo "TEST: $1 [ OK ]${2:+ $2}"; }

@@ -6,8 +6,10 @@
 #              build/fpc-trunk/bin/fpc (scripts/fpc-trunk.sh), or any
 #              compiler whose fcl-web sources it can read
 #   --set SET  the Pascal patch set compiled into fphttpserver: stock (no
-#              patch, the default), a patch name from patches/fpc/series, two
-#              names joined by '+', or all (the whole series in order)
+#              patch, the default), a fix's name, two names joined by '+',
+#              or all (the whole series in order).  A fix is every patch of
+#              patches/fpc/series named <fix> or <fix>.<part>, in series order
+#              (poll-can-read is poll-can-read and poll-can-read.fcl-web)
 #   --out DIR  where the program goes (default build/fpc-<version>);
 #              build/real-trunk/<SET> is what the Makefile uses for trunk
 #   --program LPR  the program to compile (default repro/fpc/fpserver.lpr):
@@ -15,6 +17,8 @@
 #   --tree DIR the package folders of another FPCSource tree (an older
 #              commit's, repro/bisect) searched before the compiler's own;
 #              not with --set (the patches are against the snapshot)
+#   --overlay-only  make DIR/overlay for SET, print its path, compile nothing
+#              (scripts/check-fpc-patches.sh checks what a build applies)
 # A patch set other than stock needs a compiler that reads fcl-web from
 # source (the trunk wrapper): the patched copies of the upstream files are
 # put in DIR/overlay and searched before the tree's own.
@@ -25,7 +29,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 
-fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree=""
+fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree="" overlay_only=0
 while (($#)); do
     case $1 in
     --fpc) fpc=$2; shift 2 ;;
@@ -33,7 +37,8 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --program) program=$(realpath "$2"); shift 2 ;;
     --tree) tree=$(realpath "$2"); shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --overlay-only) overlay_only=1; shift ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -44,18 +49,27 @@ target=$("$fpc" -iTP)-$("$fpc" -iTO)
 out=${out:-$top/build/fpc-$version}
 mkdir -p "$out/units"
 
-# The patches of SET, in series order.
-series=$top/patches/fpc/series
+# The patches of SET, in series order.  The series is stacked (each patch
+# cut on the one before), and a set other than all leaves some out: patch
+# applies each by its context, with patch's default fuzz, where git am would
+# want the exact lines.  scripts/check-fpc-patches.sh proves, for every set
+# make real-trunk builds, that the result is the file git cherry-pick makes
+# of the same commits on the snapshot.
+pdir=${KIT_FPC_PATCHES:-$top/patches/fpc}   # another folder: scripts/check-fpc-patches.sh's
+series=$pdir/series
 patches=()
 if [[ $set != stock ]]; then
     [[ -f $series ]] || die "no Pascal series ($series)"
-    mapfile -t names < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
-    want=" ${set//+/ } "
+    mapfile -t names < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$series")
+    want=" ${set//+/ } " found=" "
     for n in "${names[@]}"; do
         n=${n%.patch}
-        if [[ $set == all || $want == *" $n "* ]]; then patches+=("$top/patches/fpc/$n.patch"); want=${want/ $n / }; fi
+        fix=${n%%.*}
+        if [[ $set == all || $want == *" $fix "* ]]; then patches+=("$pdir/$n.patch"); found+="$fix "; fi
     done
-    [[ $set == all || -z ${want// /} ]] || die "not in $series:${want}"
+    if [[ $set != all ]]; then
+        for fix in $want; do [[ $found == *" $fix "* ]] || die "no patch of $fix in $series"; done
+    fi
 fi
 
 # Overlay: fresh copies of every upstream file a patch touches, patched.
@@ -74,6 +88,10 @@ if ((${#patches[@]})); then
         patch -s -p1 -d "$out/overlay" --no-backup-if-mismatch < "$p" \
             || die "$(basename "$p") does not apply on top of the set so far"
     done
+fi
+if ((overlay_only)); then
+    echo "$out/overlay"
+    exit 0
 fi
 # Another tree's package folders, in front of the compiler's: the same
 # subfolders as scripts/fpc-trunk.sh's cfg, most specific first (a cfg's

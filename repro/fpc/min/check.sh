@@ -84,7 +84,7 @@ build() {
     fpc=$(fpc_of "$tool")
     out=$top/build/min/$tool/$set
     key=$({ "$fpc" -iW; cat "$(dirname "$(dirname "$fpc")")/stamp" 2>/dev/null; echo "$set"
-            for n in ${set//+/ }; do [[ $n == stock ]] || cat "patches/fpc/$n.patch" 2>/dev/null; done
+            for n in ${set//+/ }; do [[ $n == stock ]] || cat "patches/fpc/$n.patch" "patches/fpc/$n".*.patch 2>/dev/null; done
             cat "$here/$prog.lpr" repro/fpc/build.sh; } | sha256sum | cut -c1-16)
     if [[ -x $out/$prog && $(cat "$out/$prog.key" 2>/dev/null) == "$key" ]]; then
         echo "$out/$prog"
