@@ -29,7 +29,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test deps test-deps real-servers clean report fuzz fpc sweep hazards
+.PHONY: all servers tools sanitizers repro test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -93,10 +93,24 @@ repro: deps
 TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
              $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
 
-test: test-deps
+test: test-build
+	tests/run.sh
+test-build: test-deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
 	@$(MAKE) --no-print-directory real-servers
-	tests/run.sh
+
+# `make test-repeat N` (or N=...): the suite N times on one build, then how
+# many runs each check failed (tests/repeat.sh).  The number is a goal of
+# its own on the command line: it gets an empty rule.
+ifeq ($(firstword $(MAKECMDGOALS)),test-repeat)
+REPEAT_N := $(or $(N),$(word 2,$(MAKECMDGOALS)),3)
+ifneq ($(word 2,$(MAKECMDGOALS)),)
+$(word 2,$(MAKECMDGOALS)):
+	@:
+endif
+endif
+test-repeat: test-build
+	tests/repeat.sh $(REPEAT_N)
 
 # Every fix across body sizes, pipeline depths and links (repro/sweep.py):
 # results/sweep/sweep.json and sweep.md; `make report` reads them too.

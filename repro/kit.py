@@ -784,7 +784,9 @@ def run_capture(row: Row, out: Path, veth: bool) -> subprocess.CompletedProcess:
     """One captures/capture.sh run of the seq scenario into out."""
     argv = [str(TOP / "captures" / "capture.sh"), "--scenario", "seq",
             "--probe-args", f"-n {CAPTURE_REQUESTS}", "--no-strace", "--out", str(out)]
-    if row.real:
+    if row.real or SERVER_BUILD != BUILD:
+        # capture.sh's --variant is build/<variant>: a clone row of another
+        # build (KIT_SERVER_BUILD) names its binary, as a real row does.
         # Port 0: the server reports the port it bound (a port picked ahead
         # can be taken meanwhile by a client's ephemeral port: B8 opens
         # thousands of them beside this run).
@@ -821,42 +823,102 @@ def wire_missed(out: Path) -> str | None:
     return f"the wire showed {seen} of the {got} responses the probe received" if seen < got else None
 
 
-def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
-    """B3 on the wire: where each body segment left relative to the
-    client's ACK of its header segment (captures/capture.sh + pcap-analyse).
-    A capture that lost packets says nothing about the server: it is made
-    once more (the first one is kept beside it) and the figure says so."""
-    where = "veth" if veth else "lo"
-    out = outdir / f"capture-{where}"
+def one_capture(row: Row, out: Path, veth: bool) -> tuple[dict | None, str | None, str]:
+    """One capture into out, made once more if it lost packets (the first
+    is kept beside it): (pcap.json, what the first one missed, the log);
+    None for a skipped capture."""
     r = run_capture(row, out, veth)
     missed = r.returncode == 0 and wire_missed(out)
     if missed:
         shutil.rmtree(out.with_name(out.name + "-incomplete"), ignore_errors=True)
         out.rename(out.with_name(out.name + "-incomplete"))
         r = run_capture(row, out, veth)
-    (outdir / f"capture-{where}.log").write_text(r.stdout + r.stderr)
+    log = r.stdout + r.stderr
     if r.returncode == 4:
-        return Verdict("n/a", f"capture skipped: {(r.stdout + r.stderr).strip()[-200:]}")
+        return None, None, log
     if r.returncode != 0:   # the tool failed: an error (retried), not a figure
         raise KitError(f"captures/capture.sh exited {r.returncode}: "
                        f"{(r.stderr.strip() or r.stdout.strip())[-300:]}")
-    pc = json.loads((out / "pcap.json").read_text())
-    cls = pc["classes"]
-    # A response the client ACKed at once (quick-ACK mode at the start of a
-    # connection, or a descheduled server whose second write came late)
-    # cannot show a wait for the delayed ACK either way: it is undecided.
-    # The rest must agree, and there must be enough of them.
-    decided = cls["held-until-ack"] + cls["coalesced"] + cls["sent-before-ack"]
-    data = {"classes": cls, "responses": pc["responses"], "requests": pc["requests"],
-            "ack_delay_us": pc["ack_delay_us"], "where": where, "decided": decided}
-    fig = (f"{where}: of {pc['responses']} responses, held-until-ACK "
+    return json.loads((out / "pcap.json").read_text()), missed or None, log
+
+
+# A capture decides too few responses when most were ACKed at once (a
+# loaded machine descheduled the server between its two writes, so the
+# client's quick ACK came first), and it is mixed when a server with Nagle
+# off was descheduled between them for a whole delayed-ACK period: its body
+# then leaves just after that ACK, as if held.  The converse cannot happen
+# (with Nagle on, a small body never leaves before the ACK of the header
+# segment), so a mixed capture says nothing either way.  Such captures are
+# made again, up to this many of the same server: the unmixed ones are
+# pooled, response by response, until CAPTURE_DECIDED are decided.
+CAPTURE_TRIES = 3
+
+
+CAPTURE_CLASSES = ("held-until-ack", "coalesced", "sent-before-ack")   # the decided ones
+
+
+def capture_mixed(cls: dict) -> bool:
+    return 0 < cls["held-until-ack"] < sum(cls[k] for k in CAPTURE_CLASSES)
+
+
+def measure_capture(row: Row, outdir: Path, veth: bool) -> Verdict:
+    """B3 on the wire: where each body segment left relative to the
+    client's ACK of its header segment (captures/capture.sh + pcap-analyse).
+    A capture that lost packets says nothing about the server: it is made
+    once more (the first one is kept beside it) and the figure says so.
+    One that decides too few responses, or is mixed, is followed by more
+    (CAPTURE_TRIES), and the figure says what each one showed."""
+    where = "veth" if veth else "lo"
+    cls = {k: 0 for k in CAPTURE_CLASSES}
+    pcs, missed_all, logs, shown = [], [], [], []
+    complete = True
+    while len(pcs) < CAPTURE_TRIES:
+        n = len(pcs)
+        out = outdir / (f"capture-{where}" + (f"-{n + 1}" if n else ""))
+        pc, missed, log = one_capture(row, out, veth)
+        logs.append(log)
+        (outdir / f"capture-{where}.log").write_text("\n".join(logs))
+        if pc is None:
+            return Verdict("n/a", f"capture skipped: {log.strip()[-200:]}")
+        pcs.append(pc)
+        if missed:
+            missed_all.append(f"capture {n + 1}: {missed}")
+        c = pc["classes"]
+        # A response the client ACKed at once (quick-ACK mode at the start
+        # of a connection, or a descheduled server whose second write came
+        # late) cannot show a wait for the delayed ACK either way: it is
+        # undecided.  The rest must agree, and there must be enough of them.
+        shown.append(f"held {c['held-until-ack']}, coalesced {c['coalesced']}, "
+                     f"sent-before-ACK {c['sent-before-ack']}"
+                     + (" (mixed: set aside)" if capture_mixed(c) else ""))
+        complete = complete and pc["responses"] == CAPTURE_REQUESTS
+        if not complete:
+            break
+        if not capture_mixed(c):
+            for k in cls:
+                cls[k] += c[k]
+        if sum(cls.values()) >= CAPTURE_DECIDED or capture_mixed(cls):
+            break
+    decided = sum(cls.values())
+    responses = sum(p["responses"] for p in pcs)
+    data = {"classes": cls, "responses": responses, "requests": sum(p["requests"] for p in pcs),
+            "ack_delay_us": pcs[0]["ack_delay_us"], "where": where, "decided": decided,
+            "captures": len(pcs)}
+    fig = (f"{where}: of {responses} responses, held-until-ACK "
            f"{cls['held-until-ack']}, coalesced {cls['coalesced']}, "
-           f"sent-before-ACK {cls['sent-before-ack']}, undecided {pc['responses'] - decided} "
-           f"(ACKed at once); header->ACK p50 {pc['ack_delay_us']['p50']} us")
-    if missed:
-        data["first_capture_incomplete"] = missed
-        fig += f" (second capture: in the first, {missed})"
-    if pc["responses"] != CAPTURE_REQUESTS or decided < CAPTURE_DECIDED:
+           f"sent-before-ACK {cls['sent-before-ack']}, undecided or set aside "
+           f"{responses - decided}; header->ACK p50 {pcs[0]['ack_delay_us']['p50']} us")
+    if len(pcs) > 1:
+        data["per_capture"] = shown
+        fig += (f" ({len(pcs)} captures of {CAPTURE_REQUESTS}, too few decided or mixed: "
+                + "; ".join(shown) + ")")
+    if missed_all:
+        data["first_capture_incomplete"] = "; ".join(missed_all)
+        fig += f" (captured again: in the first, {'; '.join(missed_all)})"
+    if not complete:
+        fig += (f" (capture {len(pcs)}: {pcs[-1]['responses']} of {CAPTURE_REQUESTS} "
+                f"responses on the wire: {shown[-1]})")
+    if not complete or decided < CAPTURE_DECIDED:
         return Verdict("inconclusive", fig, data)
     if cls["held-until-ack"] == decided:
         return Verdict("reproduced", fig, data)

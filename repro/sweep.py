@@ -565,7 +565,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--links", default="lo,veth-1500,veth-max")
     ap.add_argument("--no-win64", action="store_true")
     ap.add_argument("--no-real", action="store_true")
+    ap.add_argument("--defects", default="B2,B3,B5",
+                    help="which defects to sweep (tests/fault: B3 alone, on a broken fix)")
     a = ap.parse_args(argv)
+    defects = a.defects.split(",")
     out = Path(a.out)
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -595,7 +598,7 @@ def main(argv: list[str]) -> int:
     sizes = B3_SHORT if a.short else B3_SIZES
     n = 8 if a.short else 12
     jobs = []
-    b3s = subjects("B3", not a.no_real, bool(win64), wine_env)
+    b3s = subjects("B3", not a.no_real, bool(win64), wine_env) if "B3" in defects else []
     for s in b3s:
         for ln in (links if s.kind != "win64" else links[:1]):
             d = out / "b3" / s.label.replace(" ", "_") / ln.name
@@ -605,10 +608,10 @@ def main(argv: list[str]) -> int:
             d = out / "cost" / s.label.replace(" ", "_")
             jobs.append((f"sendto|{s.label}", lambda s=s, d=d: b3_sendto(s, sizes, d)))
             jobs.append((f"memory|{s.label}", lambda s=s, d=d: b3_memory(s, d)))
-    for s in subjects("B2", not a.no_real, False, {}):
+    for s in subjects("B2", not a.no_real, False, {}) if "B2" in defects else []:
         jobs.append((f"b2|{s.label}", lambda s=s: b2_run(s, B2_SHORT if a.short else B2_DEPTHS,
                                                          out / "b2" / s.label.replace(" ", "_"))))
-    for s in subjects("B5", not a.no_real, False, {}):
+    for s in subjects("B5", not a.no_real, False, {}) if "B5" in defects else []:
         jobs.append((f"b5|{s.label}", lambda s=s: b5_run(s, B5_SHORT if a.short else B5_BODIES,
                                                          B5_POSTS, out / "b5" / s.label.replace(" ", "_"))))
     # The MSS of each link first (a loopback server tells it), so that every

@@ -25,6 +25,7 @@ int rx_open(struct rx *x, const struct srv *s, char *why, size_t whycap)
     if (tc_connect("127.0.0.1", s->port_s, tc_now_us() + hs_us(5000), &x->fd, why, whycap) !=
         TC_CONN_OK)
         return -1;
+    x->s = s;
     return 0;
 }
 
@@ -149,11 +150,18 @@ static int rx_read_some(struct rx *x)
     return 1;
 }
 
+/* The idle wait (idle_ms of silence means "nothing more") counts only
+ * from the moment the server has settled (srv_settled): until then its
+ * silence is the scheduler's, not an outcome.  Settling is polled at this
+ * pace, bounded by the deadline like every wait. */
+#define SETTLE_POLL_US 5000
+
 int rx_xfer(struct rx *x, const char *out, size_t outlen, size_t want, int deadline_ms,
             int idle_ms)
 {
     int64_t end = tc_now_us() + hs_us(deadline_ms), last = tc_now_us();
     size_t sent = 0;
+    int settled = 0;
 
     for (;;) {
         int64_t now = tc_now_us(), until = end;
@@ -164,7 +172,15 @@ int rx_xfer(struct rx *x, const char *out, size_t outlen, size_t want, int deadl
             return 1;
         if (want && x->nr >= want && sent == outlen)
             return 1;
-        if (sent == outlen && idle_ms > 0) {
+        if (sent == outlen && idle_ms > 0 && !settled) {
+            settled = !x->s || srv_settled(x->s);
+            if (!settled) {
+                last = now;
+                if (now + SETTLE_POLL_US < until)
+                    until = now + SETTLE_POLL_US;
+            }
+        }
+        if (sent == outlen && idle_ms > 0 && settled) {
             if (now - last >= hs_us(idle_ms))
                 return 0;
             if (last + hs_us(idle_ms) < until)

@@ -74,6 +74,7 @@ void srv_proc_counts(pid_t pid, int *fds, int *tasks);
 long srv_proc_kib(pid_t pid, const char *field);
 long srv_unread(int server_port, int client_port);
 int srv_wait_consumed(const struct srv *s, int fd, int ms);
+int srv_settled(const struct srv *s);
 int srv_conn_fds(const struct srv *s, int *fd_by_id, int n);
 
 /* ---- one client connection (client.c) ---------------------------------- */
@@ -99,6 +100,7 @@ struct rx {
     int eof, rst, err, bad;    /* how it ended (bad: not HTTP) */
     int64_t t_start, t_end;    /* us */
     size_t sent;
+    const struct srv *s;       /* the server: rx_xfer's idle wait asks it */
 };
 
 int rx_open(struct rx *x, const struct srv *s, char *why, size_t whycap);

@@ -435,6 +435,40 @@ int srv_wait_consumed(const struct srv *s, int fd, int ms)
     }
 }
 
+/* Has the server done all it can with what it got: none of its threads is
+ * runnable (state R in /proc/PID/task/TID/stat)?  Bytes we sent make the
+ * thread waiting for them runnable before send() returns, so until then
+ * its silence is the scheduler's (a niced TSan build on a loaded machine
+ * can take seconds to get to our request), not an outcome.  A connection
+ * it does not accept or read leaves it settled.  1 settled, 0 not yet. */
+int srv_settled(const struct srv *s)
+{
+    char p[64], st[512];
+    DIR *d;
+    struct dirent *e;
+    int busy = 0;
+
+    snprintf(p, sizeof p, "/proc/%d/task", (int)s->pid);
+    if (!(d = opendir(p)))
+        return 1; /* gone: nothing more will come */
+    while (!busy && (e = readdir(d))) {
+        char tp[128];
+        const char *q;
+        FILE *f;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(tp, sizeof tp, "%s/%.32s/stat", p, e->d_name);
+        if (!(f = fopen(tp, "r")))
+            continue;
+        if (fgets(st, sizeof st, f) && (q = strrchr(st, ')')) && q[1] == ' ')
+            busy = q[2] == 'R';
+        fclose(f);
+    }
+    closedir(d);
+    return !busy;
+}
+
 /* The server's fd per connection ID (1-based, accept order) from its log:
  * server-min's "connect conn=N fd=M", fpserver's "connection-open cid=N
  * fd=M".  fd_by_id[i] = -1 when not logged.  Returns how many were found. */
