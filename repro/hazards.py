@@ -25,6 +25,11 @@ Resources: the server's threads and descriptors, counted in /proc after
 start and again once the clients have closed, polled until they are back
 at the baseline (bounded; what is left is the figure).
 
+Exclusivity: both servers log "served by two threads at once" when a
+thread enters a connection's request handling while another is in it (the
+model in connection_handle_request, the real server around
+DoHandleRequest); no row may log it.
+
 Usage: hazards.py [--short] [--json PATH]   (exit 0 only when every check
 matches its expectation; TEST lines as the rest of the suite)
 """
@@ -125,8 +130,9 @@ def measure(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict
         res = resources(srv, base, WORKERS if mode == "pool" else 0)
     finally:
         srv.stop()
+    overlaps = srv.log_path.read_text(errors="replace").count("served by two threads at once")
     return {"row": name, "variant": variant, "mode": mode, "fairness": fair, "resources": res,
-            "stopped_by_term": srv.stopped_by_term}
+            "overlaps": overlaps, "stopped_by_term": srv.stopped_by_term}
 
 
 def expected_fair(variant: str, mode: str) -> bool:
@@ -191,6 +197,14 @@ def main() -> int:
             kit_test(ok, f"{name} threads and descriptors "
                      + ("back at baseline" if back else "held (B7: the server hangs as the clients close)"),
                      f"baseline {res['baseline']}, after {res['after']} (threads, fds)")
+        if want == "fair":
+            ok = r["stopped_by_term"] is not False
+            failures += not ok
+            kit_test(ok, f"{name} stops on SIGTERM once the clients left",
+                     "honoured" if ok else "ignored (a second signal or KILL ended it)")
+        kit_test(r["overlaps"] == 0, f"{name} no connection served by two threads at once",
+                 f"{r['overlaps']} times")
+        failures += r["overlaps"] != 0
     pairs = {}
     for r in results:
         if r["variant"] != "unfair-b6":

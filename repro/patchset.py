@@ -4,7 +4,9 @@
 Every fact comes from the patches themselves: `patches/series` gives the
 names and their order, each patch's DEP-3 header gives `Defect:` (the defect
 it fixes) and optionally `Needs:` (another patch without which its defect
-stays visible: an interaction the matrix shows as a pair row).  The Pascal
+stays visible: an interaction the matrix shows as a pair row) and
+`Also-Fixes:` (defects its change removes as well, although another patch
+is their own fix: the matrix then expects them fixed on its row).  The Pascal
 series in `patches/fpc/` carries upstream's commit messages, no DEP-3
 field: its patches belong to the fix of the same name, and a fix that takes
 more than one upstream commit has `<fix>.patch` and `<fix>.<part>.patch`
@@ -47,6 +49,7 @@ class Patch:
     defect: str        # "B5"
     needs: str | None  # a fix without which `defect` stays visible
     routine: str       # the upstream routine(s) it changes
+    also: tuple        # ("B7",): defects it removes too (Also-Fixes:)
     headers: dict
 
 
@@ -104,8 +107,9 @@ def patches(kind: str = "c") -> list[Patch]:
         if not m:
             raise SystemExit(f"{path}: no 'Defect: B<n>' header")
         needs = (h.get("Needs") or "").strip() or None
+        also = tuple(re.findall(r"B\d+", h.get("Also-Fixes", "")))
         out.append(Patch(name, path, m.group(1), needs,
-                         h.get("Upstream-Routine", ""), h))
+                         h.get("Upstream-Routine", ""), also, h))
     return out
 
 
@@ -145,8 +149,8 @@ def fixed_by(variant: str, kind: str = "c") -> list[str]:
     unknown = [n for n in names if n not in table]
     if unknown:
         raise KeyError(f"unknown patch {unknown[0]!r}")
-    out = [table[n].defect for n in names
-           if not table[n].needs or table[n].needs in names]
+    out = [d for n in names if not table[n].needs or table[n].needs in names
+           for d in (table[n].defect, *table[n].also)]
     return sorted(set(out), key=lambda d: int(d[1:]))
 
 
@@ -188,7 +192,8 @@ def main(argv: list[str]) -> int:
         print(make_fragment(), end="")
     elif cmd == "json":
         print(json.dumps([{"name": p.name, "defect": p.defect, "needs": p.needs,
-                           "routine": p.routine} for p in patches()], indent=1))
+                           "also_fixes": list(p.also), "routine": p.routine}
+                          for p in patches()], indent=1))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -370,6 +370,11 @@ void connection_handle_request(struct connection *c)
 {
     int rc;
 
+    /* Not upstream: an observation, for the hazard suite (a fix must never
+     * let two threads serve one connection). */
+    if (atomic_fetch_add(&c->serving, 1) != 0)
+        log_line("error conn=%llu served by two threads at once",
+                 (unsigned long long)c->id);
     atomic_store(&c->busy, 1);
     c->handled++;
     if (!c->is_socket_setup)
@@ -379,6 +384,7 @@ void connection_handle_request(struct connection *c)
         atomic_store(&c->keep_alive, 0); /* a failed connection is not kept */
         connection_handle_request_error(c, rc);
     }
+    atomic_fetch_sub(&c->serving, 1);
     atomic_store(&c->busy, 0);
     atomic_store(&c->last_request_time, os_tick_ms());
 }

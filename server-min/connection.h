@@ -29,6 +29,7 @@ struct connection {
     int request_started;           /* a byte of the current request arrived */
 
     atomic_int busy;               /* FBusy: read by the pool's accept thread */
+    atomic_int serving;            /* not upstream: threads in HandleRequest */
     atomic_int in_pool_task;       /* owned by a pool task until its
                                       ConnectionDone (not upstream) */
     atomic_int keep_alive;         /* FKeepAlive: cleared by CloseSockets */

@@ -81,6 +81,11 @@ type
     FID: Integer;
     FRequests: Integer;
     FFd: TSocketHandle;
+    FServing: Integer;
+  {$ifdef HTTP_THREADMODE}
+  protected
+    procedure DoHandleRequest; override;
+  {$endif}
   public
     constructor Create(AServer: TFPCustomHttpServer; ASocket: TSocketStream);
     destructor Destroy; override;
@@ -197,6 +202,21 @@ begin
   LogLine(Format('connection-closed cid=%d served=%d', [FID, FRequests]));
   inherited Destroy;
 end;
+
+{$ifdef HTTP_THREADMODE}
+{ For the hazard suite: a fix must never let two threads serve one
+  connection at once.  Counted around upstream's request handling. }
+procedure TProbeConnection.DoHandleRequest;
+begin
+  if InterLockedIncrement(FServing) <> 1 then
+    LogLine(Format('error conn=%d served by two threads at once', [FID]));
+  try
+    inherited DoHandleRequest;
+  finally
+    InterLockedDecrement(FServing);
+  end;
+end;
+{$endif}
 
 function TProbeConnection.NextRequest: Integer;
 begin
