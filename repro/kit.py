@@ -80,9 +80,10 @@ class Unsupported(KitError):
 SERVER_BUILD = TOP / os.environ.get("KIT_SERVER_BUILD", "build")
 
 
-# Sanitizer builds run several times slower (TSan most): deadlines, never
-# verdicts, stretch by this factor.
-SLOW = 1 if SERVER_BUILD.name == "build" else 5
+# Sanitizer builds and servers under valgrind (KIT_SERVER_WRAP) run several
+# times slower (TSan and valgrind most): deadlines, never verdicts, stretch
+# by this factor.
+SLOW = 1 if SERVER_BUILD.name == "build" and not os.environ.get("KIT_SERVER_WRAP") else 5
 
 
 def binary(variant: str) -> Path:
@@ -108,7 +109,7 @@ class Server:
     env: dict | None = None
     strace_trace: str = STRACE_TRACE
     strace_extra: list[str] = field(default_factory=list)
-    ready_deadline_s: float = 10.0
+    ready_deadline_s: float = 10.0 * SLOW   # valgrind's start, niced, on a loaded machine
     prefix_pool: wineprefix.Pool | None = None   # a private Wine prefix, start to stop
     _prefix: Path | None = field(default=None, repr=False)   # the one taken from it
     nice: int = 0                         # see HEAVY_NICE
@@ -512,7 +513,7 @@ def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
 
 
 def b3_from_strace(data: dict, state: str, fig: str) -> tuple[str, str]:
-    """Under a sanitizer a request costs milliseconds (TSan: a fresh
+    """Under a sanitizer (or valgrind) a request costs milliseconds (TSan: a fresh
     connection's thread start ~30 ms, a reused request ~10 ms on a loaded
     machine), the order of the 40 ms stall itself, so the ratio can call a
     stalled build clean: there the strace counts decide, as the wire does
@@ -520,8 +521,8 @@ def b3_from_strace(data: dict, state: str, fig: str) -> tuple[str, str]:
     The stall needs several writes per response with Nagle on."""
     sends, nodelay = data["sends_per_response"], data["tcp_nodelay_per_connection"]
     if not sends or not nodelay:
-        return "inconclusive", f"strace (sanitizer build): no responses traced; ratio: {fig}"
-    why = f"strace (sanitizer build): {sends} sendto per response, TCP_NODELAY {nodelay} per connection"
+        return "inconclusive", f"strace (slow build): no responses traced; ratio: {fig}"
+    why = f"strace (slow build): {sends} sendto per response, TCP_NODELAY {nodelay} per connection"
     if min(nodelay) >= 1:
         return "fixed", f"{why}; ratio (a figure here): {fig}"
     if max(nodelay) == 0 and min(sends) >= 2:
