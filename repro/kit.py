@@ -758,21 +758,19 @@ B8_FLAGS = HORSE + ["--max-live-connection-count", "0", "--queue-size", "2048"]
 B8_READ_TIMEOUT_MS = 30000   # RequestReadTimeout's default (server-min, trunk)
 
 
-def measure_b8(row: Row, outdir: Path) -> Verdict:
-    """1,100 idle connections held open (thread mode, no connection cap),
-    then one request on each of the first and the last ten: the server's fds
-    for the last ones are above 1023."""
+def b8_once(row: Row, outdir: Path, tag: str) -> Verdict:
+    """One B8 run on a new server (see measure_b8)."""
     # The first connections wait for the sample with no request: under a
     # sanitizer, accepting 1,100 of them on a loaded machine took longer
     # (35-40 s) than the 30 s request read time-out, which closed them and
     # gave their fds to the last ones.  A deadline: it stretches by SLOW.
     slow = ["--request-read-timeout", str(B8_READ_TIMEOUT_MS * SLOW)] if SLOW > 1 else []
-    srv = _server(row, outdir, "b8", B8_FLAGS + slow + row.flags)
+    srv = _server(row, outdir, tag, B8_FLAGS + slow + row.flags)
     srv.nice = HEAVY_NICE
     with srv:
         res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
                     "--sample", str(B8_SAMPLE), "--deadline-ms", str(B8_ANSWER_MS * SLOW),
-                    out=outdir / "b8.probe.json", timeout_s=120)
+                    out=outdir / f"{tag}.probe.json", timeout_s=120)
     lo, hi, k = res.get("answered_low"), res.get("answered_high"), res.get("sample", B8_SAMPLE)
     left = res.get("accept_queue_left")
     data = {"opened": res.get("opened"), "answered_low": lo, "answered_high": hi,
@@ -790,6 +788,23 @@ def measure_b8(row: Row, outdir: Path) -> Verdict:
     if hi == k:
         return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
+
+
+def measure_b8(row: Row, outdir: Path) -> Verdict:
+    """1,100 idle connections held open (thread mode, no connection cap),
+    then one request on each of the first and the last ten: the server's fds
+    for the last ones are above 1023.  The first ten are the run's control
+    (fds below 1024, read by every server): a run in which they were not all
+    answered in time (a load spike beside four such servers: 0-7 of 10 in 4
+    of 30 rows of one suite run) says nothing, and is made once more on a
+    new server; the second decides, and the figure says so."""
+    v = b8_once(row, outdir, "b8")
+    if v.state == "inconclusive":
+        first = v.figure
+        v = b8_once(row, outdir, "b8-again")
+        v.figure += f" (second run; the first: {first})"
+        v.data["first_run"] = first
+    return v
 
 
 def can_capture() -> str | None:
