@@ -80,9 +80,10 @@ class Unsupported(KitError):
 SERVER_BUILD = TOP / os.environ.get("KIT_SERVER_BUILD", "build")
 
 
-# Sanitizer builds run several times slower (TSan most): deadlines, never
-# verdicts, stretch by this factor.
-SLOW = 1 if SERVER_BUILD.name == "build" else 5
+# Sanitizer builds and servers under valgrind (KIT_SERVER_WRAP) run several
+# times slower (TSan and valgrind most): deadlines, never verdicts, stretch
+# by this factor.
+SLOW = 1 if SERVER_BUILD.name == "build" and not os.environ.get("KIT_SERVER_WRAP") else 5
 
 
 def binary(variant: str) -> Path:
@@ -108,7 +109,7 @@ class Server:
     env: dict | None = None
     strace_trace: str = STRACE_TRACE
     strace_extra: list[str] = field(default_factory=list)
-    ready_deadline_s: float = 10.0
+    ready_deadline_s: float = 10.0 * SLOW   # valgrind's start, niced, on a loaded machine
     prefix_pool: wineprefix.Pool | None = None   # a private Wine prefix, start to stop
     _prefix: Path | None = field(default=None, repr=False)   # the one taken from it
     nice: int = 0                         # see HEAVY_NICE
@@ -506,7 +507,27 @@ def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:
         data["select_timeouts_ms"] = sorted({t for x in conns for t in x["selects"]["timeouts"]})
         if state != "n/a":
             fig += f"; sendto per response {data['sends_per_response']}"
+        if SLOW > 1 and state != "n/a":
+            state, fig = b3_from_strace(data, state, fig)
     return Verdict(state, fig, data)
+
+
+def b3_from_strace(data: dict, state: str, fig: str) -> tuple[str, str]:
+    """Under a sanitizer (or valgrind) a request costs milliseconds (TSan: a fresh
+    connection's thread start ~30 ms, a reused request ~10 ms on a loaded
+    machine), the order of the 40 ms stall itself, so the ratio can call a
+    stalled build clean: there the strace counts decide, as the wire does
+    under Wine (matrix.wine_b3_from_wire), and the ratio stays a figure.
+    The stall needs several writes per response with Nagle on."""
+    sends, nodelay = data["sends_per_response"], data["tcp_nodelay_per_connection"]
+    if not sends or not nodelay:
+        return "inconclusive", f"strace (slow build): no responses traced; ratio: {fig}"
+    why = f"strace (slow build): {sends} sendto per response, TCP_NODELAY {nodelay} per connection"
+    if min(nodelay) >= 1:
+        return "fixed", f"{why}; ratio (a figure here): {fig}"
+    if max(nodelay) == 0 and min(sends) >= 2:
+        return "reproduced", f"{why}; ratio (a figure here): {fig}"
+    return "inconclusive", f"{why}; ratio (a figure here): {fig}"
 
 
 def measure_b4(row: Row, outdir: Path) -> Verdict:
@@ -734,18 +755,22 @@ B8_CONNECTIONS, B8_SAMPLE = 1100, 10
 # server that reads them answers in milliseconds.
 B8_ANSWER_MS = 2000
 B8_FLAGS = HORSE + ["--max-live-connection-count", "0", "--queue-size", "2048"]
+B8_READ_TIMEOUT_MS = 30000   # RequestReadTimeout's default (server-min, trunk)
 
 
-def measure_b8(row: Row, outdir: Path) -> Verdict:
-    """1,100 idle connections held open (thread mode, no connection cap),
-    then one request on each of the first and the last ten: the server's fds
-    for the last ones are above 1023."""
-    srv = _server(row, outdir, "b8", B8_FLAGS + row.flags)
+def b8_once(row: Row, outdir: Path, tag: str) -> Verdict:
+    """One B8 run on a new server (see measure_b8)."""
+    # The first connections wait for the sample with no request: under a
+    # sanitizer, accepting 1,100 of them on a loaded machine took longer
+    # (35-40 s) than the 30 s request read time-out, which closed them and
+    # gave their fds to the last ones.  A deadline: it stretches by SLOW.
+    slow = ["--request-read-timeout", str(B8_READ_TIMEOUT_MS * SLOW)] if SLOW > 1 else []
+    srv = _server(row, outdir, tag, B8_FLAGS + slow + row.flags)
     srv.nice = HEAVY_NICE
     with srv:
         res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
                     "--sample", str(B8_SAMPLE), "--deadline-ms", str(B8_ANSWER_MS * SLOW),
-                    out=outdir / "b8.probe.json", timeout_s=120)
+                    out=outdir / f"{tag}.probe.json", timeout_s=120)
     lo, hi, k = res.get("answered_low"), res.get("answered_high"), res.get("sample", B8_SAMPLE)
     left = res.get("accept_queue_left")
     data = {"opened": res.get("opened"), "answered_low": lo, "answered_high": hi,
@@ -763,6 +788,23 @@ def measure_b8(row: Row, outdir: Path) -> Verdict:
     if hi == k:
         return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
+
+
+def measure_b8(row: Row, outdir: Path) -> Verdict:
+    """1,100 idle connections held open (thread mode, no connection cap),
+    then one request on each of the first and the last ten: the server's fds
+    for the last ones are above 1023.  The first ten are the run's control
+    (fds below 1024, read by every server): a run in which they were not all
+    answered in time (a load spike beside four such servers: 0-7 of 10 in 4
+    of 30 rows of one suite run) says nothing, and is made once more on a
+    new server; the second decides, and the figure says so."""
+    v = b8_once(row, outdir, "b8")
+    if v.state == "inconclusive":
+        first = v.figure
+        v = b8_once(row, outdir, "b8-again")
+        v.figure += f" (second run; the first: {first})"
+        v.data["first_run"] = first
+    return v
 
 
 def can_capture() -> str | None:

@@ -36,7 +36,9 @@
 #                 hidden (then the optional ones too): passes, and the rows
 #                 that need a hidden package skip with the reason (tests/fresh)
 #   fault         a broken server as a matrix row: its measures fail, twice,
-#                 and fail the row and the run; no error shows as a figure
+#                 and fail the row and the run; no error shows as a figure;
+#                 set-tcp-nodelay made a no-op fails its matrix row, the
+#                 report check and the sweep (the checks keep their power)
 #   sweep         B3 across body sizes (Content, ContentStream) on loopback
 #                 and two veth MTUs, B2 across pipeline depths, B5 across
 #                 POST sizes: every fix holds at every point, clone = real

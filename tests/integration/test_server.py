@@ -54,8 +54,12 @@ def test_seq_one_connection_id():
     """A seq run is provably one connection: one connect, one local port,
     one connection ID in the server log, requests numbered 1..n."""
     with server("stock", "--horse") as s:
-        res = probe(s, "seq", "-n", "10")
+        # Under valgrind a response can take longer than the probe's 3 s
+        # default: the probe's close then ends the run (the server logs a
+        # failed read as status 500).  A deadline: it stretches by SLOW.
+        res = probe(s, "seq", "-n", "10", "--deadline-ms", str(3000 * kit.SLOW))
     served = kit.served_requests(s.log)
+    check(res["responses"] == 10, f"{res['responses']} of 10 answered ({res.get('outcome')})")
     check(res["connects"] == 1 and len(res["local_ports"]) == 1,
           f"probe connects={res['connects']} ports={res['local_ports']}")
     check(len({c for c, _ in served}) == 1, f"server conn ids {served}")
