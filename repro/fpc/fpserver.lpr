@@ -112,6 +112,7 @@ type
     procedure ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
       var AResponse: TFPHTTPConnectionResponse);
     procedure AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+    procedure AcceptIdleHook(Sender: TObject);
     procedure GetNoDelayHandler(Sender: TObject; const AUseSSL: Boolean;
       out AHandler: TSocketHandler);
   end;
@@ -240,6 +241,11 @@ end;
 function TProbeServer.CreateConnection(Data: TSocketStream): TFPHTTPConnection;
 begin
   Result := TProbeConnection.Create(Self, Data);
+end;
+
+procedure TProbeServer.AcceptIdleHook(Sender: TObject);
+begin
+  { Nothing: what matters is whether the server still checks its connections. }
 end;
 
 procedure TProbeServer.AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);
@@ -409,6 +415,14 @@ begin
   begin
     AResponse.Code := 200;
     Body := ARequest.Content;
+  end
+  else if (Method = 'GET') and (Path = '/set-accept-idle') then
+  begin
+    { An application that assigns OnAcceptIdle while the server runs (B9):
+      SetIdle hands it to the listener in place of DoAcceptIdle. }
+    OnAcceptIdle := @AcceptIdleHook;
+    AResponse.Code := 200;
+    Body := 'set';
   end
   else if (Method = 'GET') and (Path = '/slow') then
   begin
