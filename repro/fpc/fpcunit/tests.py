@@ -18,7 +18,7 @@ which defect fixed, and what each asserts).
         the hazard tests FIXTURE (a patch under tests/hazards/) must fail,
         in SET with the fixture for the patch it replaces, naming what went
         wrong: the proof that they can fail on a fix that has the hazard
-    tests.py fixtures     FIXTURE PATCH REPLACES SET... lines, for run.sh
+    tests.py fixtures     FIXTURE PATCH REPLACES TEST SET... lines, for run.sh
     tests.py doc          TESTS.md, the table the report cites
     tests.py description  the tests, as the body of the upstream commit
     tests.py names        the published tests of tcfphttpserver.pp, in
@@ -219,8 +219,8 @@ def main(argv: list[str]) -> int:
     if len(argv) >= 5 and argv[0] == "fixture":
         return judge_fixture(*argv[1:6])
     if argv == ["fixtures"]:
-        for f, patch, repl, sets, _ in fixtures():
-            print(f, patch, repl, *sets)
+        for f, patch, repl, sets, name in fixtures():
+            print(f, patch, repl, name, *sets)
         return 0
     if argv == ["doc"]:
         sys.stdout.write(doc())
