@@ -99,15 +99,11 @@ mapfile -t names < <(sed -e 's/#.*//' -e 's/\.patch[[:space:]]*$//' -e '/^[[:spa
 # --check, the committed series' own (its first From: line), so that the
 # comparison is with what its author would get.
 if ((check)); then
-    info=$(git mailinfo /dev/null /dev/null < "$dir/${names[0]}.patch" 2>/dev/null)
-    name=$(sed -n 's/^Author: //p' <<< "$info") email=$(sed -n 's/^Email: //p' <<< "$info")
+    kit_patch_author "$dir/${names[0]}.patch"
 else
-    name=${KIT_AUTHOR_NAME:-$(git -C "$top" config user.name 2>/dev/null)}
-    email=${KIT_AUTHOR_EMAIL:-$(git -C "$top" config user.email 2>/dev/null)}
-fi
-[ -n "$name" ] && [ -n "$email" ] \
-    || die "no author: set KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, or git config user.name and user.email"
-grep -Eq "$KIT_PLACEHOLDER_EMAIL" <<< "$email" && die "author e-mail $email is a placeholder; set KIT_AUTHOR_EMAIL or git config user.email"
+    kit_patch_author
+fi || die "$kit_author_why"
+name=$kit_author_name email=$kit_author_email
 
 tmp="" && kit_mktemp tmp
 # git in the scratch repository: no system or user settings (diff.*, format.*,

@@ -17,11 +17,38 @@ die()  { echo "$kit_name: $*" >&2; exit 1; }
 
 # The Pascal series' commit messages are upstream's form: these DEP-3 fields
 # (and the kit's own) stay in the model's quilt patches, and the author is
-# somebody (scripts/fpc-series.sh, scripts/check-fpc-patches.sh).
+# somebody (kit_patch_author: scripts/fpc-series.sh, repro/fpc/fpcunit/mkpatch.sh,
+# scripts/check-fpc-patches.sh).
 KIT_DEP3_FIELDS='^(Description|Subject|Origin|Bug|Bug-[A-Za-z]+|Forwarded|Author|From|Reviewed-by|Acked-by|Last-Update|Applied-Upstream|Defect|Needs|Upstream-Routine): '
 KIT_PLACEHOLDER_EMAIL='(fphttpserver-kit@|@example\.(org|com|net)$|@localhost$|@[^.]*$)'
 
 note() { echo "$kit_name: $*" >&2; }
+
+# kit_patch_author [PATCH]: the author of the kit's upstream commits, in
+# kit_author_name and kit_author_email: KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL,
+# else git config user.name and user.email of the kit's repository; with
+# PATCH (a --check), that patch's own From: (git mailinfo), so that the
+# comparison is with what its author would get.  Neither, or a placeholder
+# address: returns 1 with the reason in kit_author_why.
+kit_patch_author() {
+    local top info
+    top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    kit_author_name="" kit_author_email="" kit_author_why=""
+    if (($#)); then
+        info=$(git mailinfo /dev/null /dev/null < "$1" 2>/dev/null)
+        kit_author_name=$(sed -n 's/^Author: //p' <<< "$info")
+        kit_author_email=$(sed -n 's/^Email: //p' <<< "$info")
+    else
+        kit_author_name=${KIT_AUTHOR_NAME:-$(git -C "$top" config user.name 2>/dev/null)}
+        kit_author_email=${KIT_AUTHOR_EMAIL:-$(git -C "$top" config user.email 2>/dev/null)}
+    fi
+    if [ -z "$kit_author_name" ] || [ -z "$kit_author_email" ]; then
+        kit_author_why="no author: set KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, or git config user.name and user.email"
+    elif grep -Eq "$KIT_PLACEHOLDER_EMAIL" <<< "$kit_author_email"; then
+        kit_author_why="author e-mail $kit_author_email is a placeholder; set KIT_AUTHOR_EMAIL or git config user.email"
+    fi
+    [ -z "$kit_author_why" ]
+}
 
 test_ok()   { echo "TEST: $1 [ OK ]${2:+ $2}"; }
 test_fail() { echo "TEST: $1 [FAIL]${2:+ $2}"; }

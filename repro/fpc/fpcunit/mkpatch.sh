@@ -11,8 +11,15 @@
 #                packages/fcl-web/tests (default build/fpc-trunk/src, the
 #                snapshot's pristine copy)
 # Not in patches/fpc/series: the series is the fixes, this is their test.
-# The commit is made on an empty history with fixed author and dates, so the
-# output depends only on the sources and this script.
+# The message is in FPC's own form, as scripts/fpc-series.sh writes the
+# series: a "fcl-web: ..." subject and a plain body (the tests and what they
+# assert, from tests.json), no DEP-3 field.  Author: kit_patch_author
+# (scripts/lib.sh, as fpc-series.sh): KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL,
+# else git config user.name and user.email, never a placeholder; --check
+# takes the committed patch's own.  Date: KIT_PATCH_DATE, else the committed
+# patch's Date: (as git commit --amend keeps it), else now.  The commit is
+# made on an empty history with git's own settings pinned, so the output
+# depends only on the sources, the author and the date.
 # Exit: 0 written or checked, 1 a check failed, 4 skipped (no git, no SRC).
 set -uo pipefail
 export LC_ALL=C
@@ -29,12 +36,18 @@ src=${1:-$top/build/fpc-trunk/src}
 patch=$top/patches/fpc/tests/fcl-web-http-connection-tests.patch
 dest=packages/fcl-web/tests
 files=(tcfphttpserver.pp fpcunithttpserver.lpr)
-AUTHOR="fphttpserver reproducer kit <fphttpserver-kit@example.org>"
-LAST_UPDATE=2026-12-01
 
 require_command git git fpcunit-patch
 require_command python3 python3 fpcunit-patch
 tmp="" && kit_mktemp tmp
+
+# The author and the date: with --check, the committed patch's.
+if ((check)) && [ -f "$patch" ]; then kit_patch_author "$patch"; else kit_patch_author; fi \
+    || { if ((check)); then test_fail "fpcunit patch current" "$kit_author_why"; exit 1; else die "$kit_author_why"; fi; }
+date=""
+[ -f "$patch" ] && date=$(git mailinfo /dev/null /dev/null < "$patch" 2>/dev/null | sed -n 's/^Date: //p')
+date=${KIT_PATCH_DATE:-${date:-$(date -u '+%Y-%m-%d %H:%M:%S +0000')}}
+((check)) && [ -f "$patch" ] && date=$(git mailinfo /dev/null /dev/null < "$patch" 2>/dev/null | sed -n 's/^Date: //p')
 
 # make_patch OUT: the patch, from the files as they are now.
 make_patch() {
@@ -42,27 +55,28 @@ make_patch() {
     rm -rf "$r" && mkdir -p "$r/$dest"
     for f in "${files[@]}"; do cp "$here/$f" "$r/$dest/$f"; done
     {
-        echo "fcl-web: fpcunit tests for the HTTP/1.1 connection path of TFPHttpServer"
+        echo "fcl-web: add tests for the HTTP/1.1 connection handling of TFPHttpServer"
         echo
-        echo "Description: fpcunit tests for TFPHttpServer's connection handling"
-        echo " tcfphttpserver.pp runs a real TFPHttpServer on 127.0.0.1 in a thread"
-        echo " and talks to it over raw TCP sockets; fpcunithttpserver.lpr is its"
-        echo " console runner, as fpcunithttp2.lpr is for the HTTP/2 server. Verdicts"
-        echo " are counts and orderings; every wait for the server is bounded by a"
-        echo " watchdog, so a hang is a failure with a message and the run ends."
-        echo " ."
+        echo "tcfphttpserver.pp runs a real TFPHttpServer on 127.0.0.1 in a thread"
+        echo "and talks to it over raw TCP sockets; fpcunithttpserver.lpr is its"
+        echo "console runner, as fpcunithttp2.lpr is for the HTTP/2 server. Verdicts"
+        echo "are counts and orderings; every wait for the server is bounded by a"
+        echo "watchdog, so a hang is a failure with a message and the run ends. Each"
+        echo "test stands alone and gives back what it takes, also on a server that"
+        echo "has the defect it looks for."
+        echo
         python3 "$here/tests.py" description
-        echo "Author: $AUTHOR"
-        echo "Forwarded: no"
-        echo "Last-Update: $LAST_UPDATE"
     } > "$tmp/msg"
-    git -C "$r" init -q
-    git -C "$r" add -A
-    GIT_AUTHOR_NAME=${AUTHOR% <*} GIT_AUTHOR_EMAIL=fphttpserver-kit@example.org \
-    GIT_COMMITTER_NAME=${AUTHOR% <*} GIT_COMMITTER_EMAIL=fphttpserver-kit@example.org \
-    GIT_AUTHOR_DATE="$LAST_UPDATE 12:00:00 +0000" GIT_COMMITTER_DATE="$LAST_UPDATE 12:00:00 +0000" \
-        git -C "$r" -c commit.gpgsign=false commit -q -F "$tmp/msg" || return 1
-    git -C "$r" format-patch -q --root --no-signature --stdout HEAD > "$1"
+    local why
+    why=$(grep -nE "$KIT_DEP3_FIELDS" "$tmp/msg" | head -1)
+    [ -z "$why" ] || { echo "$kit_name: the message carries a DEP-3 field (line $why)" >&2; return 1; }
+    gr() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C "$r" -c core.abbrev=7 "$@"; }
+    gr init -q
+    gr add -A
+    GIT_AUTHOR_NAME=$kit_author_name GIT_AUTHOR_EMAIL=$kit_author_email GIT_AUTHOR_DATE=$date \
+    GIT_COMMITTER_NAME=$kit_author_name GIT_COMMITTER_EMAIL=$kit_author_email GIT_COMMITTER_DATE=$date \
+        gr commit -q --cleanup=whitespace -F "$tmp/msg" || return 1
+    gr format-patch -q --root --no-signature --stdout HEAD > "$1"
 }
 
 if ((!check)); then

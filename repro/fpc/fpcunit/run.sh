@@ -5,21 +5,31 @@
 # Pascal series (all), run on Linux and as a win64 .exe under Wine (default:
 # both platforms).
 #
-#   stock  every defect's test must fail, with a message naming what went
-#          wrong (tests.json "stock_says"): 'TEST: fpcunit linux stock
+#   stock  every test must fail, with a message naming what went wrong
+#          (tests.json "stock_says"): 'TEST: fpcunit linux stock declared
 #          <Test> [ OK ]' means it failed as expected
 #   all    every test must pass
 #   A test that cannot apply on a platform (B8 on Windows) is ignored by the
 #   program with its reason: a SKIP line, never a pass.
-#   --each  also every single fix and every pair (default platform: linux):
-#          exactly the tests of the defects it fixes (repro/patchset.py
-#          fixed) pass, the others fail as on stock (~2 min; not in make test)
+#   --each  every single fix and every pair instead (default platform:
+#          linux): exactly the tests of the defects it fixes pass
+#          (repro/patchset.py fixed, which counts Also-Fixes: B6's fix also
+#          fixes B7), and the hazard tests once it fixes the defect they
+#          need (tests.json "needs": B6); the others fail as on stock
+#          (~5 min; not in make test)
+# Every set runs in three orders, each judged on its own: declared (the
+# whole program), reverse (--suite with the tests in reverse order) and alone
+# (one process per test): a test's result must not depend on the others.
+# Fixtures (tests.json "fixture", Linux): the hazard test must fail with the
+# fixture patch (tests/hazards/) in place of the fix it replaces, alone and
+# in all: the proof that it can see the hazard.
 # Also: the upstream patch is what mkpatch.sh makes and git am takes it, and
 # TESTS.md is what tests.py makes.
 #
-# Builds are cached in build/fpcunit/<platform>/<set>/, keyed on the
-# toolchain's stamp, the Pascal series, these sources and build.sh; the four
-# runs go side by side.  Needs build/fpc-trunk (make fpc-trunk; win64: make
+# Builds are cached in build/fpcunit/<platform>/<set>/ (a fixture's in
+# build/fpcunit/<platform>/<fixture>/<set>/), keyed on the toolchain's stamp,
+# the Pascal series, the fixtures, these sources and build.sh; the runs go
+# four side by side.  Needs build/fpc-trunk (make fpc-trunk; win64: make
 # fpc-trunk-win64) and, for win64, Wine; what is missing is a SKIP.
 # Exit: 0 passed, 1 a check failed, 4 skipped (no toolchain).
 set -uo pipefail
@@ -40,6 +50,10 @@ if [[ ${1:-} == --each ]]; then
     platforms=(linux)
 fi
 (($#)) && platforms=("$@")
+suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["suite"])' "$here/tests.json")
+mapfile -t names < <(python3 "$here/tests.py" names)
+# FIXTURE PATCH REPLACES TEST SET... per line
+mapfile -t fixtures < <(python3 "$here/tests.py" fixtures)
 RUN_LIMIT_S=300   # the program always ends (its watchdogs); this guards the runner only
 
 require_command python3 python3 fpcunit
@@ -72,27 +86,68 @@ compiler() {
     echo "$w"
 }
 
-# build PLATFORM SET COMPILER: build (or find cached) build/fpcunit/PLATFORM/SET.
+# build PLATFORM RUN COMPILER: build (or find cached) build/fpcunit/PLATFORM/RUN,
+# RUN a set or FIXTURE/SET (the set with the fixture's patch in place of the
+# one it replaces, from a copy of the series in $tmp/fixture-FIXTURE).
 build() {
-    local plat=$1 set=$2 fpc=$3 dir=$out/$1/$2 key exe t0
+    local plat=$1 run=$2 fpc=$3 dir=$out/$1/$2 set=${2#*/} tag=$1-${2//\//-} key exe t0 pdir=$top/patches/fpc
+    [[ $run == */* ]] && pdir=$tmp/fixture-${run%%/*}
     key=$({ cat "$tc/stamp"; [ "$plat" = win64 ] && cat "$tc/win64.stamp"; cat "$fpc";
-            cat "$top/patches/fpc/series" "$top"/patches/fpc/*.patch "$top/repro/fpc/build.sh" \
+            cat "$pdir/series" "$pdir"/*.patch "$top/repro/fpc/build.sh" \
                 "$here/tcfphttpserver.pp" "$here/fpcunithttpserver.lpr"; } 2>/dev/null | sha256sum | cut -c1-16)
     exe=$dir/fpcunithttpserver; [ "$plat" = win64 ] && exe+=.exe
     if [ -f "$exe" ] && [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ]; then
-        echo "cached" > "$tmp/build-$plat-$set"
+        echo "cached" > "$tmp/build-$tag"
         return 0
     fi
     t0=$(date +%s.%N)
     rm -f "$dir/.key"
     mkdir -p "$dir"
-    if nice -n 5 "$top/repro/fpc/build.sh" --fpc "$fpc" --set "$set" --out "$dir" \
-           --program "$here/fpcunithttpserver.lpr" > /dev/null 2> "$out/$plat-$set.log" && [ -f "$exe" ]; then
+    if KIT_FPC_PATCHES=$pdir nice -n 5 "$top/repro/fpc/build.sh" --fpc "$fpc" --set "$set" --out "$dir" \
+           --program "$here/fpcunithttpserver.lpr" > /dev/null 2> "$out/$tag.log" && [ -f "$exe" ]; then
         echo "$key" > "$dir/.key"
-        echo "built in $(elapsed "$t0") s" > "$tmp/build-$plat-$set"
+        echo "built in $(elapsed "$t0") s" > "$tmp/build-$tag"
     else
-        echo "FAILED (build/fpcunit/$plat-$set.log: $(grep -m1 -E 'Error|Fatal|die|:' "$out/$plat-$set.log"))" > "$tmp/build-$plat-$set"
+        echo "FAILED (build/fpcunit/$tag.log: $(grep -m1 -E 'Error|Fatal|die|:' "$out/$tag.log"))" > "$tmp/build-$tag"
     fi
+}
+
+# program PLATFORM RUN ARG...: the test program of RUN, its XML on stdout.
+program() {
+    local plat=$1 run=$2; shift 2
+    if [ "$plat" = win64 ]; then
+        WINEPREFIX=$prefix timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
+            "$out/win64/$run/fpcunithttpserver.exe" --format=xml "$@"
+    else
+        timeout -k 5 "$RUN_LIMIT_S" "$out/linux/$run/fpcunithttpserver" --format=xml "$@"
+    fi
+}
+
+# orders PLATFORM RUN: the three orders, one after the other, into $tmp/TAG-ORDER.xml
+# (alone: a folder) and $tmp/TAG-ORDER.rc ("EXIT SECONDS"); a fixture's hazard test alone.
+orders() {
+    local plat=$1 run=$2 tag=$1-${2//\//-} t0 rc n reversed="" i
+    if [[ $run == */* ]]; then
+        t0=$(date +%s.%N)
+        program "$plat" "$run" "--suite=$suite.${fixture_test[${run%%/*}]}" \
+            > "$tmp/$tag-fixture.xml" 2> "$tmp/$tag-fixture.err"
+        echo "$? $(elapsed "$t0")" > "$tmp/$tag-fixture.rc"
+        return
+    fi
+    t0=$(date +%s.%N)
+    program "$plat" "$run" > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
+    echo "$? $(elapsed "$t0")" > "$tmp/$tag-declared.rc"
+    for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=${reversed:+,}$suite.${names[i]}; done
+    t0=$(date +%s.%N)
+    program "$plat" "$run" "--suite=$reversed" > "$tmp/$tag-reverse.xml" 2> "$tmp/$tag-reverse.err"
+    echo "$? $(elapsed "$t0")" > "$tmp/$tag-reverse.rc"
+    t0=$(date +%s.%N) rc=0
+    mkdir -p "$tmp/$tag-alone.xml"
+    for n in "${names[@]}"; do
+        program "$plat" "$run" "--suite=$suite.$n" > "$tmp/$tag-alone.xml/$n.xml" 2>> "$tmp/$tag-alone.err"
+        n=$?; ((n > rc)) && rc=$n
+    done
+    echo "$rc $(elapsed "$t0")" > "$tmp/$tag-alone.rc"
 }
 
 # The checks of the sources themselves.
@@ -103,6 +158,16 @@ else
     test_fail "fpcunit TESTS.md current" "differs from tests.json (python3 repro/fpc/fpcunit/tests.py doc > repro/fpc/fpcunit/TESTS.md)"
     failed=1
 fi
+
+# A fixture's series: the Pascal series with its patch in place of the one it replaces.
+declare -A fixture_test fixture_sets
+for f in "${fixtures[@]}"; do
+    read -r fx fpatch freplaces ftest fsets <<< "$f"
+    fixture_test[$fx]=$ftest fixture_sets[$fx]=$fsets
+    mkdir -p "$tmp/fixture-$fx"
+    cp "$top/patches/fpc/series" "$top"/patches/fpc/*.patch "$tmp/fixture-$fx/"
+    cp "$top/$fpatch" "$tmp/fixture-$fx/$freplaces.patch"
+done
 
 # Which platforms can run, then the builds (two at a time: 2 cores).
 runs=()
@@ -116,7 +181,11 @@ for plat in "${platforms[@]}"; do
         test_skip "fpcunit win64" "missing command 'wine' (Debian package: wine64)"
         continue
     fi
-    for set in "${sets[@]}"; do
+    todo=("${sets[@]}")
+    if [ "$plat" = linux ]; then
+        for fx in "${!fixture_sets[@]}"; do for set in ${fixture_sets[$fx]}; do todo+=("$fx/$set"); done; done
+    fi
+    for set in "${todo[@]}"; do
         while (($(jobs -rp | wc -l) >= 2)); do wait -n; done
         build "$plat" "$set" "$fpc" &
         runs+=("$plat/$set")
@@ -137,40 +206,39 @@ if [[ " ${runs[*]} " == *" win64/"* ]]; then
     fi
 fi
 
-# The runs, side by side (four at a time); each writes its XML result and exit status.
+# The runs, side by side (four at a time), each set's three orders one after the other.
 declare -A started
 for r in "${runs[@]}"; do
     while (($(jobs -rp | wc -l) >= 4)); do wait -n; done
-    plat=${r%/*} set=${r#*/}
-    grep -q '^FAILED' "$tmp/build-$plat-$set" && continue
+    plat=${r%%/*} run=${r#*/}
+    grep -q '^FAILED' "$tmp/build-$plat-${run//\//-}" && continue
     [ "$plat" = win64 ] && [ -z "$prefix" ] && continue
-    (
-        t0=$(date +%s.%N)
-        if [ "$plat" = win64 ]; then
-            WINEPREFIX=$prefix timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
-                "$out/win64/$set/fpcunithttpserver.exe" --format=xml
-        else
-            timeout -k 5 "$RUN_LIMIT_S" "$out/linux/$set/fpcunithttpserver" --format=xml
-        fi > "$tmp/$plat-$set.xml" 2> "$tmp/$plat-$set.err"
-        echo "$? $(elapsed "$t0")" > "$tmp/$plat-$set.rc"
-    ) &
+    orders "$plat" "$run" &
     started[$r]=$!
 done
 wait
 
 for r in "${runs[@]}"; do
-    plat=${r%/*} set=${r#*/}
-    b=$(cat "$tmp/build-$plat-$set")
+    plat=${r%%/*} run=${r#*/} tag=${r//\//-}
+    b=$(cat "$tmp/build-$tag")
     if [[ $b == FAILED* ]]; then
-        test_fail "fpcunit $plat $set build" "${b#FAILED }"; failed=1; continue
+        test_fail "fpcunit $plat $run build" "${b#FAILED }"; failed=1; continue
     fi
-    test_ok "fpcunit $plat $set build" "$b"
+    test_ok "fpcunit $plat $run build" "$b"
     [ -n "${started[$r]:-}" ] || continue
-    read -r rc secs < "$tmp/$plat-$set.rc"
-    echo "# fpcunit $plat $set: ran in $secs s (exit $rc)"
-    ((rc == 124 || rc == 137)) && { test_fail "fpcunit $plat $set" "did not end within $RUN_LIMIT_S s"; failed=1; }
-    python3 "$here/tests.py" judge "$tmp/$plat-$set.xml" "$plat" "$set" "$rc" \
-        "$(python3 "$top/repro/patchset.py" fixed "$set")" || failed=1
+    if [[ $run == */* ]]; then
+        read -r rc secs < "$tmp/$tag-fixture.rc"
+        echo "# fpcunit $plat $run: ${fixture_test[${run%%/*}]} ran in $secs s (exit $rc)"
+        python3 "$here/tests.py" fixture "$tmp/$tag-fixture.xml" "$plat" "${run%%/*}" "${run#*/}" "$rc" || failed=1
+        continue
+    fi
+    fixed=$(python3 "$top/repro/patchset.py" fixed "$run")
+    for order in declared reverse alone; do
+        read -r rc secs < "$tmp/$tag-$order.rc"
+        echo "# fpcunit $plat $run $order: ran in $secs s (exit $rc)"
+        ((rc == 124 || rc == 137)) && { test_fail "fpcunit $plat $run $order" "did not end within $RUN_LIMIT_S s"; failed=1; }
+        python3 "$here/tests.py" judge "$tmp/$tag-$order.xml" "$plat" "$run" "$order" "$rc" "$fixed" || failed=1
+    done
 done
 echo "# fpcunit: builds $(awk -v a="$t_start" -v b="$t_built" 'BEGIN { printf "%.1f", b - a }') s, total $(elapsed "$t_start") s"
 exit $((failed ? KSFT_FAIL : KSFT_PASS))

@@ -1,18 +1,28 @@
 #!/usr/bin/env python3
 """tests.py - what the fpcunit program's tests are, from tests.json (the one
-place that says which test covers which defect and what it asserts).
+place that says which test covers which defect, which hazard test needs
+which defect fixed, and what each asserts).
 
-    tests.py judge XML PLATFORM SET [EXIT [FIXED]]
-        TEST lines for one run of fpcunithttpserver --format=xml: the tests
-        of the defects SET fixes (FIXED, e.g. "B2 B5"; default: none for
-        stock, every defect otherwise) must pass, every other defect's test
-        must fail with a message naming what went wrong (tests.json
-        "stock_says"); a test ignored where tests.json says it does not
-        apply ("not_on") is a SKIP with the program's reason.  Exit 1 if a
-        line is FAIL.
+    tests.py judge XML PLATFORM SET ORDER [EXIT [FIXED]]
+        TEST lines for one run of fpcunithttpserver --format=xml (XML: a
+        file, or a folder of them, one per test run alone; ORDER names the
+        run in the lines: declared, reverse, alone): the tests of the
+        defects SET fixes (FIXED, e.g. "B2 B5", from repro/patchset.py
+        fixed, which counts Also-Fixes; default: none for stock, every
+        defect otherwise), and the hazard tests whose "needs" defect it
+        fixes, must pass; every other test must fail with a message naming
+        what went wrong (tests.json "stock_says"); a test ignored where
+        tests.json says it does not apply ("not_on") is a SKIP with the
+        program's reason.  Exit 1 if a line is FAIL.
+    tests.py fixture XML PLATFORM FIXTURE SET [EXIT]
+        the hazard tests FIXTURE (a patch under tests/hazards/) must fail,
+        in SET with the fixture for the patch it replaces, naming what went
+        wrong: the proof that they can fail on a fix that has the hazard
+    tests.py fixtures     FIXTURE PATCH REPLACES TEST SET... lines, for run.sh
     tests.py doc          TESTS.md, the table the report cites
-    tests.py description  the DEP-3 Description of the upstream patch
-    tests.py names        the test names, one a line
+    tests.py description  the tests, as the body of the upstream commit
+    tests.py names        the published tests of tcfphttpserver.pp, in
+                          declaration order, one a line
 """
 from __future__ import annotations
 
@@ -26,14 +36,30 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SPEC = json.loads((HERE / "tests.json").read_text())
 DEFECTS = SPEC["defects"]
-BY_TEST = {d["test"]: (bn, d) for bn, d in DEFECTS.items()}
+HAZARDS = SPEC.get("hazards", {})
+# (what the test is for: "B6" or "hazard fairness", the defect that must be
+# fixed for it to pass, its tests.json entry), in tests.json order
+ENTRIES = [(bn, bn, d) for bn, d in DEFECTS.items()] + \
+    [(f"hazard {hn}", d["needs"], d) for hn, d in HAZARDS.items()]
+BY_TEST = {d["test"]: (what, d) for what, _, d in ENTRIES}
+
+
+def names() -> list[str]:
+    """The published tests of the test case, in declaration order."""
+    src = (HERE / "tcfphttpserver.pp").read_text()
+    m = re.search(r"^\s*published\s*$(.*?)^\s*end;", src, re.M | re.S)
+    return re.findall(r"^\s*procedure\s+(\w+)\s*;", m.group(1), re.M) if m else []
 
 
 def results(xml_path: str) -> dict[str, tuple[str, str]]:
-    """Test name -> (Result, message without the 'Suite.Test: ' prefix)."""
-    root = ET.parse(xml_path).getroot()
+    """Test name -> (Result, message without the 'Suite.Test: ' prefix), from
+    one XML file or every *.xml of a folder."""
+    path = Path(xml_path)
+    files = sorted(path.glob("*.xml")) if path.is_dir() else [path]
+    if not files:
+        raise OSError(f"no *.xml in {xml_path}")
     out = {}
-    for t in root.iter("Test"):
+    for t in (t for f in files for t in ET.parse(f).getroot().iter("Test")):
         msg = (t.findtext("Message") or "").strip()
         name = t.get("Name", "")
         prefix = f"{SPEC['suite']}.{name}: "
@@ -41,9 +67,9 @@ def results(xml_path: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-def judge(xml_path: str, platform: str, variant: str, exit_code: str = "?",
+def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str = "?",
           fixed: str | None = None) -> int:
-    label = f"fpcunit {platform} {variant}"
+    label = f"fpcunit {platform} {variant} {order}"
     if fixed is None:
         fixed = "" if variant == "stock" else " ".join(DEFECTS)
     fixed_set = set(fixed.split())
@@ -56,7 +82,7 @@ def judge(xml_path: str, platform: str, variant: str, exit_code: str = "?",
     for name in sorted(set(got) - set(BY_TEST)):
         print(f"TEST: {label} {name} [FAIL] not in tests.json")
         failed = 1
-    for bn, d in DEFECTS.items():
+    for bn, needs, d in ENTRIES:
         name = d["test"]
         line = f"TEST: {label} {name}"
         if name not in got:
@@ -74,11 +100,11 @@ def judge(xml_path: str, platform: str, variant: str, exit_code: str = "?",
         if not_here is not None:
             print(f"{line} [FAIL] {bn}: ran ({result}) where it does not apply: {not_here}")
             failed = 1
-        elif bn not in fixed_set:
+        elif needs not in fixed_set:
             if result == "Failed" and msg and d["stock_says"] in msg:
                 print(f"{line} [ OK ] {bn} failed as expected: {msg}")
             elif result == "OK":
-                print(f"{line} [FAIL] {bn}: passed without its fix, so it cannot see the defect")
+                print(f"{line} [FAIL] {bn}: passed without {needs}'s fix, so it cannot see the defect")
                 failed = 1
             else:
                 print(f"{line} [FAIL] {bn}: {result} without naming '{d['stock_says']}': {msg}")
@@ -87,6 +113,37 @@ def judge(xml_path: str, platform: str, variant: str, exit_code: str = "?",
             print(f"{line} [ OK ] {bn}")
         else:
             print(f"{line} [FAIL] {bn}: {result}: {msg}")
+            failed = 1
+    return failed
+
+
+def fixtures() -> list[tuple[str, str, str, list[str], str]]:
+    """(fixture, patch, the patch it replaces, sets, hazard test) of every hazard test."""
+    return [(fx, f["patch"], f["replaces"], f["sets"], d["test"])
+            for d in HAZARDS.values() for fx, f in d.get("fixture", {}).items()]
+
+
+def judge_fixture(xml_path: str, platform: str, fixture: str, variant: str,
+                  exit_code: str = "?") -> int:
+    """The hazard tests of FIXTURE must fail, naming what went wrong."""
+    label = f"fpcunit {platform} {variant} with fixture {fixture}"
+    try:
+        got = results(xml_path)
+    except (OSError, ET.ParseError) as e:
+        print(f"TEST: {label} [FAIL] no XML result (program exit {exit_code}): {e}")
+        return 1
+    failed = 0
+    for fx, _, _, _, name in fixtures():
+        if fx != fixture:
+            continue
+        d = BY_TEST[name][1]
+        result, msg = got.get(name, ("did not run", ""))
+        line = f"TEST: {label} {name}"
+        if result == "Failed" and d["stock_says"] in msg:
+            print(f"{line} [ OK ] failed as it must ({d['fixture'][fx]['why']}): {msg}")
+        else:
+            print(f"{line} [FAIL] {result}, where it must fail naming '{d['stock_says']}' "
+                  f"({d['fixture'][fx]['why']}): {msg}")
             failed = 1
     return failed
 
@@ -106,17 +163,27 @@ sockets; verdicts are counts and orderings, every wait is bounded by the
 watchdog (`WatchdogMs`, {watchdog_s:g} s), which only a request the server never answers
 meets.  On the stock snapshot every test fails with a message saying what
 went wrong; with the whole series (`all`) every test passes, on Linux and as
-a win64 `.exe` under Wine.
+a win64 `.exe` under Wine; each fix alone makes the tests of the defects it
+fixes pass (`repro/patchset.py fixed`, which counts a patch's `Also-Fixes:`:
+B6's fix also removes B7's hang), and the hazard tests of what a fix of the
+pool must not break pass once B6 is fixed (before, request 2 is never
+answered).  Every test stands alone: the result is the same run alone, in
+declaration order and in reverse order (`run.sh` runs all three), and
+TearDown gives back what a test took (the server, its threads, the
+descriptors, a raised `RLIMIT_NOFILE`), also when the defect stuck the
+server.
 
-| defect | test | asserts |
+| for | test | asserts |
 | --- | --- | --- |
 """
 
 DOC_TAIL = """
+{fixtures}
 Run it: `repro/fpc/fpcunit/run.sh` (or `tests/run.sh fpcunit`): builds
 stock and all for Linux and win64 with the kit's trunk toolchain (cached,
-keyed on the toolchain stamp, the Pascal series and these sources) and runs
-the four side by side; `run.sh linux` or `run.sh win64` runs one platform.
+keyed on the toolchain stamp, the Pascal series, the fixture and these
+sources) and runs each in the three orders; `run.sh linux` or `run.sh win64`
+runs one platform, `run.sh --each` every single fix and pair on Linux.
 A maintainer, in an FPCSource tree with the patch applied: build the
 packages (or just fcl-web, fcl-net and fcl-fpcunit) from that tree, then
 `cd packages/fcl-web/tests && fpc fpcunithttpserver.lpr &&
@@ -126,24 +193,35 @@ packages (or just fcl-web, fcl-net and fcl-fpcunit) from that tree, then
 
 
 def doc() -> str:
-    rows = "".join(f"| {bn} | `{d['test']}` | {d['asserts']} |\n" for bn, d in DEFECTS.items())
+    rows = "".join(f"| {what if what == needs else f'{what} (needs {needs})'} | `{d['test']}` | {d['asserts']} |\n"
+                   for what, needs, d in ENTRIES)
     m = re.search(r"^\s*WatchdogMs\s*=\s*(\d+);", (HERE / "tcfphttpserver.pp").read_text(), re.M)
-    return DOC_HEAD.format(watchdog_s=int(m.group(1)) / 1000, **SPEC) + rows + DOC_TAIL
+    fx = "".join(f"\n`{name}` must fail with `{patch}` in place of `{repl}` "
+                 f"({', '.join('alone' if s == repl else s for s in sets)}): "
+                 f"{BY_TEST[name][1]['fixture'][f]['why']}; `run.sh` builds and runs it on Linux.\n"
+                 for f, patch, repl, sets, name in fixtures())
+    return (DOC_HEAD.format(watchdog_s=int(m.group(1)) / 1000, **SPEC) + rows
+            + DOC_TAIL.format(fixtures=fx))
 
 
 def description() -> str:
-    """One wrapped paragraph per test, in DEP-3 continuation form."""
+    """One wrapped list item per test, the commit message's plain text."""
     out = []
-    for bn, d in DEFECTS.items():
-        out += textwrap.wrap(f"{d['test']} ({bn}): {d['asserts']}", width=72,
-                             initial_indent=" ", subsequent_indent="   ",
-                             break_long_words=False, break_on_hyphens=False)
+    for _, _, d in ENTRIES:
+        out += textwrap.wrap(f"- {d['test']}: {d['asserts']}", width=72,
+                             subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
     return "\n".join(out) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) >= 4 and argv[0] == "judge":
-        return judge(*argv[1:6])
+    if len(argv) >= 5 and argv[0] == "judge":
+        return judge(*argv[1:7])
+    if len(argv) >= 5 and argv[0] == "fixture":
+        return judge_fixture(*argv[1:6])
+    if argv == ["fixtures"]:
+        for f, patch, repl, sets, name in fixtures():
+            print(f, patch, repl, name, *sets)
+        return 0
     if argv == ["doc"]:
         sys.stdout.write(doc())
         return 0
@@ -151,7 +229,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(description())
         return 0
     if argv == ["names"]:
-        print("\n".join(d["test"] for d in DEFECTS.values()))
+        print("\n".join(names()))
         return 0
     sys.stderr.write(__doc__)
     return 2
