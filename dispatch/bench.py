@@ -232,7 +232,8 @@ def phase_hol(s: Subject, prof: Profile) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = wait_until(lambda: loadgen.established_to(s.host, s.port)
                        >= base + SLOW_CLIENTS, 3.0)
-    beside = loadgen.Pinger(s.host, s.port).run(prof.beside_s)
+    # A ping that waited for a slow request took at least half of one.
+    beside = loadgen.Pinger(s.host, s.port).run(prof.beside_s, held_ms=SLOW_MS / 2)
     try:
         out, err = wrk.communicate(timeout=slow_s + 15)
     except subprocess.TimeoutExpired:

@@ -204,7 +204,9 @@ class Pinger:
         c.close()
         return dt, status
 
-    def run(self, seconds: float) -> dict:
+    def run(self, seconds: float, held_ms: float | None = None) -> dict:
+        """held_ms: also count the answered pings that took at least that
+        long (held behind something, not slowed by a busy CPU)."""
         n = max(1, int(round(seconds / self.pace)))
         t0 = time.monotonic()
         with ThreadPoolExecutor(self.max_in_flight) as ex:
@@ -224,6 +226,9 @@ class Pinger:
                 kinds[k] = kinds.get(k, 0) + 1
         out = summary(lat, len(res) - len(lat))
         out["failure_kinds"] = kinds
+        if held_ms is not None:
+            out["held"] = sum(1 for dt in lat if dt >= held_ms)
+            out["held_ms"] = held_ms
         return out
 
 

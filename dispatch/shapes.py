@@ -8,8 +8,12 @@ The shapes (Horse PR #553, reproduced on whatever cores we have):
   threads        global-pool peak threads >= THREADS_MANY x inline's
   census         global-pool wait census under /ping load: futex > 50 %
   hol-inline     inline: /ping p90 beside 8 slow clients / alone >= HOL_LARGE
-  hol-bounded    bounded pool: that ratio <= HOL_NEAR_ONE
-                 (--short: both on the median instead of p90)
+  hol-bounded    bounded pool: fewer than 1 in HOL_HELD_RARE pings beside
+                 the slow clients held for half a slow request or more (a
+                 count: a busy CPU slows pings by far less); the p50/p90
+                 ratio beside/alone is a figure (runs without the count:
+                 that ratio <= HOL_NEAR_ONE)
+                 (--short: hol-inline on the median instead of p90)
   throughput     inline /ping req/s >= global pool's: the medians of the
                  interleaved c=64 rounds (make bench), else summed over the
                  concurrencies of the run; with --short it is printed as a
@@ -32,6 +36,7 @@ THREADS_MANY = 4.0     # "many times": seed 2,078 vs 29 (~70x)
 FUTEX_SHARE = 50.0     # "dominated": seed 6,146 futex vs 84 epoll_wait samples
 HOL_LARGE = 10.0       # seed: 374 ms vs ~3 ms p90 (>100x); 10x is unmistakable
 HOL_NEAR_ONE = 3.0     # the B3 "clean" bound of the kit (repro/kit.py)
+HOL_HELD_RARE = 10     # inline holds most pings behind a slow request
 
 
 def _row(res: dict, name: str) -> dict | None:
@@ -79,9 +84,17 @@ def evaluate(res: dict, short: bool = False) -> list[tuple[str, str, str]]:
     add("hol-inline", hi is not None and hi >= HOL_LARGE,
         f"inline /ping {stat} beside/alone x{hi or 0:.1f} (want >= "
         f"{HOL_LARGE:g}{p90(i)})")
-    add("hol-bounded", hb is not None and hb <= HOL_NEAR_ONE,
-        f"bounded-pool /ping {stat} beside/alone x{hb or 0:.2f} (want <= "
-        f"{HOL_NEAR_ONE:g}{p90(b)})")
+    beside = ((b.get("hol") or {}).get("beside") or {})
+    if "held" in beside and beside.get("n"):
+        held, n = beside["held"], beside["n"]
+        add("hol-bounded", held * HOL_HELD_RARE < n,
+            f"bounded-pool: {held} of {n} /ping beside the slow clients held "
+            f">= {beside['held_ms']:g} ms (want fewer than 1 in {HOL_HELD_RARE}); "
+            f"{stat} beside/alone x{hb or 0:.2f}{p90(b)}")
+    else:
+        add("hol-bounded", hb is not None and hb <= HOL_NEAR_ONE,
+            f"bounded-pool /ping {stat} beside/alone x{hb or 0:.2f} (want <= "
+            f"{HOL_NEAR_ONE:g}{p90(b)})")
     per_c = ", ".join(f"c={k} {i['ping'][k]['rps']:.0f}/{w['rps']:.0f}"
                       for k, w in g.get("ping", {}).items() if k in i["ping"])
     if g.get("ping_rounds_median") and i.get("ping_rounds_median"):
