@@ -257,6 +257,10 @@ def criteria(row: Row, got: dict, base: dict | None,
         worse = [d for d in DEFECTS if base[d].state == F and got[d].state != F]
         if worse:
             return False, "regresses " + ",".join(worse)
+    bound = kit.patchset.bound(row.variant, "B3") if "B3" in row.target else None
+    if bound is not None:
+        return True, (f"fixes {','.join(row.target)}: B3 for bodies up to {bound} bytes "
+                      "(one write); beyond, a tail can still stall (make sweep's band)")
     return True, "fixes " + (",".join(row.target) if row.target else "nothing (baseline)")
 
 
