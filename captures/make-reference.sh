@@ -1,10 +1,11 @@
 #!/bin/bash
 # captures/make-reference.sh - regenerate the committed reference captures.
 #
-# usage: captures/make-reference.sh [NAME...]   (default: all four)
+# usage: captures/make-reference.sh [NAME...]   (default: all five)
 #   stock-b3                stock, seq 5 requests: held-until-ack for 2..5, 2 sendto/response
 #   stock-b2                stock, pipeline 3: 1 response, selects time out with a buffered request
 #   set-tcp-nodelay         set-tcp-nodelay variant, seq 5: sent-before-ack, TCP_NODELAY, 2 sendto/response
+#   coalesce-writes         coalesce-writes variant, seq 5: no held-until-ack, no TCP_NODELAY, 1 sendto/response
 #   socket-handler-nodelay  stock --socket-handler nodelay, seq 5: TCP_NODELAY per connection
 # Each goes to captures/reference/NAME/: wire.pcap, server.strace and the
 # analysers' renderings (pcap.txt, pcap.json, ladder.txt, strace.txt, strace.json).
@@ -12,7 +13,7 @@
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 REF=$HERE/reference
-ALL=(stock-b3 stock-b2 set-tcp-nodelay socket-handler-nodelay)
+ALL=(stock-b3 stock-b2 set-tcp-nodelay coalesce-writes socket-handler-nodelay)
 [ $# -gt 0 ] && ALL=("$@")
 rc=0
 for name in "${ALL[@]}"; do
@@ -22,6 +23,7 @@ for name in "${ALL[@]}"; do
         stock-b2) args=(--scenario pipeline --probe-args "-k 3 --deadline-ms 1500"
                         --variant stock --server-args "--keep-connection-timeout 1000") ;;
         set-tcp-nodelay) args=(--scenario seq --probe-args "-n 5" --variant set-tcp-nodelay) ;;
+        coalesce-writes) args=(--scenario seq --probe-args "-n 5" --variant coalesce-writes) ;;
         socket-handler-nodelay) args=(--scenario seq --probe-args "-n 5" --variant stock
                                       --server-args "--socket-handler nodelay") ;;
         *) echo "make-reference: unknown reference '$name'" >&2; exit 2 ;;

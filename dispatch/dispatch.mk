@@ -13,7 +13,8 @@
 # and the CUnit suites are `make test`'s (dispatch-tests), because CUnit is
 # a test-only package (scripts/require-packages.sh --test).
 #
-#   make bench          every dispatch side by side (results/bench/)
+#   make bench          every dispatch side by side, then B3's fixes' /ping
+#                       throughput (dispatch/b3bench.py) (results/bench/)
 #   make dispatch-test  the short shape test (dispatch/test.sh)
 #   make dispatch-doc   regenerate docs/DISPATCH.md from results/bench
 
@@ -62,6 +63,9 @@ bench: build/dispatch/dispatch
 	-@$(MAKE) --no-print-directory build/all/server-min build/probe >/dev/null 2>&1 \
 	  || echo "[bench] note: could not rebuild build/all/server-min or build/probe; using what is built"
 	/usr/bin/python3 dispatch/bench.py --out results/bench
+	-@$(MAKE) --no-print-directory -j$(NPROC) $(foreach s,stock $(shell python3 repro/patchset.py fixing B3) all,build/$(s)/server-min) >/dev/null 2>&1 \
+	  || echo "[bench] note: could not rebuild the B3 model variants; using what is built"
+	/usr/bin/python3 dispatch/b3bench.py --out results/bench
 
 dispatch-test: $(DISPATCH_BINS) $(DISPATCH_TEST_BINS) build/probe
 	dispatch/test.sh

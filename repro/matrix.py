@@ -219,10 +219,15 @@ def syscall_expectations(row: Row) -> dict[str, list[int]]:
     sendto per response, setsockopt(TCP_NODELAY) per connection."""
     v = row.variant
     fixes = set(kit.FIXES) if v == "all" else set(v.split("+"))
-    sends = [2]   # header block, then content: no patch merges them
-    # Per connection: once from the fix's SetupSocket, once from each
-    # application-side mitigation that runs; per request for --request-nodelay.
-    nodelay = 1 if fixes & set(kit.patchset.fixing("B3")) else 0
+    # Header block, then content; one write when a B3 fix with a bound
+    # (coalesce-writes: Defect-Bound) carries the 4-byte /ping body with the
+    # header.  Per connection: once from a B3 fix without a bound
+    # (set-tcp-nodelay's SetupSocket), once from each application-side
+    # mitigation that runs; per request for --request-nodelay.
+    table = kit.patchset.by_name()
+    b3 = [table[f] for f in kit.patchset.fixing("B3") if f in fixes]
+    sends = [1] if any(p.bound for p in b3) else [2]
+    nodelay = 1 if any(p.bound is None for p in b3) else 0
     if "--socket-handler" in row.flags and "unix-guard" not in str(row.binary):
         nodelay += 1   # Horse 3.3.4's mistake: the handler is compiled out on Windows
     if "--on-allow-connect" in row.flags and "forward-allow-connect" in fixes:
@@ -252,6 +257,10 @@ def criteria(row: Row, got: dict, base: dict | None,
         worse = [d for d in DEFECTS if base[d].state == F and got[d].state != F]
         if worse:
             return False, "regresses " + ",".join(worse)
+    bound = kit.patchset.bound(row.variant, "B3") if "B3" in row.target else None
+    if bound is not None:
+        return True, (f"fixes {','.join(row.target)}: B3 for bodies up to {bound} bytes "
+                      "(one write); beyond, a tail can still stall (make sweep's band)")
     return True, "fixes " + (",".join(row.target) if row.target else "nothing (baseline)")
 
 

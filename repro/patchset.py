@@ -6,7 +6,13 @@ names and their order, each patch's DEP-3 header gives `Defect:` (the defect
 it fixes) and optionally `Needs:` (another patch without which its defect
 stays visible: an interaction the matrix shows as a pair row) and
 `Also-Fixes:` (defects its change removes as well, although another patch
-is their own fix: the matrix then expects them fixed on its row).  The Pascal
+is their own fix: the matrix then expects them fixed on its row) and
+`Defect-Bound:` (bytes: the fix removes its defect only for responses whose
+body is at most that large; beyond it the defect's mechanism is back, as on
+stock.  The matrix's point fits the bound, so its row is fixed; the sweep
+expects clean points only up to the bound.  B3's coalesce-writes: a fix
+with a bound writes the body with the header, one without switches Nagle
+off).  The Pascal
 series in `patches/fpc/` carries upstream's commit messages, no DEP-3
 field: its patches belong to the fix of the same name, and a fix that takes
 more than one upstream commit has `<fix>.patch` and `<fix>.<part>.patch`
@@ -24,6 +30,8 @@ report.  CLI (for make and shell):
     patchset.py fixing Bn        the patches whose Defect: is Bn
     patchset.py fixed VARIANT    the defects VARIANT fixes (variant may be
                                  stock, all, a fix, or FIX+FIX)
+    patchset.py bound VARIANT Bn the body size up to which VARIANT fixes
+                                 Bn, empty when at every size (Defect-Bound:)
     patchset.py pascal FIX       the Pascal patches of FIX, series order
     patchset.py json             everything, as JSON
     patchset.py make             the same facts as make variables (the
@@ -51,6 +59,7 @@ class Patch:
     routine: str       # the upstream routine(s) it changes
     also: tuple        # ("B7",): defects it removes too (Also-Fixes:)
     headers: dict
+    bound: int | None = None   # Defect-Bound: fixed only up to this body size
 
 
 def read_headers(path: Path) -> dict[str, str]:
@@ -108,8 +117,9 @@ def patches(kind: str = "c") -> list[Patch]:
             raise SystemExit(f"{path}: no 'Defect: B<n>' header")
         needs = (h.get("Needs") or "").strip() or None
         also = tuple(re.findall(r"B\d+", h.get("Also-Fixes", "")))
+        b = (h.get("Defect-Bound") or "").strip()
         out.append(Patch(name, path, m.group(1), needs,
-                         h.get("Upstream-Routine", ""), also, h))
+                         h.get("Upstream-Routine", ""), also, h, int(b) if b else None))
     return out
 
 
@@ -154,6 +164,26 @@ def fixed_by(variant: str, kind: str = "c") -> list[str]:
     return sorted(set(out), key=lambda d: int(d[1:]))
 
 
+def members(variant: str) -> list[str]:
+    """The patches a variant carries (stock: none; all: every one)."""
+    if variant == "stock":
+        return []
+    return fixes() if variant == "all" else variant.split("+")
+
+
+def bound(variant: str, defect: str, kind: str = "c") -> int | None:
+    """The body size up to which `variant` fixes `defect` when only
+    bounded fixes (Defect-Bound:) of it are in the variant; None when it
+    fixes it at every size, or not at all (see fixed_by)."""
+    if defect not in fixed_by(variant, kind):
+        return None
+    table = by_name(kind)
+    mine = [table[n] for n in members(variant) if n in table and table[n].defect == defect]
+    if not mine or any(p.bound is None for p in mine):
+        return None
+    return max(p.bound for p in mine)
+
+
 def make_fragment() -> str:
     """PATCH_NAMES, PATCH_PAIRS, PATCH_DEFECTS, PATCH_DEFECT_<name> and
     PATCH_FIXED_<variant> (every variant and pair) for make."""
@@ -186,13 +216,17 @@ def main(argv: list[str]) -> int:
         print(" ".join(fixing(args[0])))
     elif cmd == "fixed" and len(args) == 1:
         print(" ".join(fixed_by(args[0])))
+    elif cmd == "bound" and len(args) == 2:
+        b = bound(args[0], args[1])
+        print("" if b is None else b)
     elif cmd == "pascal" and len(args) == 1:
         print(" ".join(pascal(args[0])))
     elif cmd == "make":
         print(make_fragment(), end="")
     elif cmd == "json":
         print(json.dumps([{"name": p.name, "defect": p.defect, "needs": p.needs,
-                           "also_fixes": list(p.also), "routine": p.routine}
+                           "also_fixes": list(p.also), "bound": p.bound,
+                           "routine": p.routine}
                           for p in patches()], indent=1))
     else:
         print(__doc__, file=sys.stderr)

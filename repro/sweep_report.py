@@ -56,7 +56,8 @@ def block_b3(doc: dict | None) -> str:
             cells = []
             for r in runs:
                 bp = _by(r, "size", "body")
-                band = r["set"] == "stock" and sz >= r["mss"]
+                bound = patchset.bound(r["set"], "B3")
+                band = (r["set"] == "stock" and sz >= r["mss"]) or (bound is not None and sz > bound)
                 cells.append(" · ".join(_cell(bp.get((sz, b)), band) for b in ("content", "stream")))
             out.append(f"| {sz} | " + " | ".join(cells) + " |")
         out.append("")

@@ -72,6 +72,17 @@ else
     bad "set-tcp-nodelay reference present" "(no $r/wire.pcap)"
 fi
 
+r=$REF/coalesce-writes
+if [ -f "$r/wire.pcap" ]; then
+    "$PA" --json "$r/wire.pcap" >"$TMP/p.json"
+    check "coalesce-writes no held-until-ack" "$(jnum "$TMP/p.json" held-until-ack)" 0
+    "$SA" --json "$r/server.strace" >"$TMP/s.json"
+    check "coalesce-writes no TCP_NODELAY" "$(jnum "$TMP/s.json" tcp_nodelay_total)" 0
+    check "coalesce-writes 1 send per response" "$(jnum "$TMP/s.json" sends_per_response_max)" 1
+else
+    bad "coalesce-writes reference present" "(no $r/wire.pcap)"
+fi
+
 r=$REF/socket-handler-nodelay
 if [ -f "$r/wire.pcap" ]; then
     "$PA" --json "$r/wire.pcap" >"$TMP/p.json"

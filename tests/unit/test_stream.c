@@ -1,6 +1,7 @@
 /* test_stream.c - suite "stream": TStream.CopyFrom's pieces (one write
  * each: what a ContentStream body costs in send() calls, B3's mechanism),
  * and a ContentStream response on the wire. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,14 @@
 #include "response.h"
 #include "stream.h"
 #include "unit.h"
+
+/* coalesce-writes (its response.h defines the bound): a response that fits
+ * it is one write; without it the header block and the body are two. */
+#ifdef RESPONSE_COALESCE_MAX
+#define UNIT_COALESCED_SENDS 1
+#else
+#define UNIT_COALESCED_SENDS 2
+#endif
 
 /* A stream of `size` computed bytes; Read hands out at most `grain` at a
  * time when grain > 0 (a stream that returns short reads). */
@@ -139,13 +148,16 @@ static void test_copy_errors(void)
 
 /* A ContentStream response over a socketpair: Content-Length is the
  * stream's size, the bytes are the stream's, and the header block and the
- * piece are separate writes (B3's two writes). */
-static void test_response_stream(void)
+ * piece are separate writes (B3's two writes), or, with coalesce-writes,
+ * the header block and the stream's first RESPONSE_COALESCE_MAX bytes one
+ * write and the rest CopyFrom's pieces. */
+static void response_stream_of(uint64_t size, int want_sends)
 {
     static struct httpserver s;
     struct unit_response *got = malloc(sizeof *got);
     struct http_response r;
     struct unit_conn u;
+    char len[48];
     uint64_t i;
     int ok = 1;
 
@@ -153,21 +165,33 @@ static void test_response_stream(void)
     unit_server_init(&s);
     unit_conn_open(&u, &s);
     response_init(&r, u.c);
-    response_set_content_stream(&r, test_stream_new(5000, 0));
-    ASSERT_INT(response_content_length(&r), 5000);
+    response_set_content_stream(&r, test_stream_new(size, 0));
+    ASSERT_INT(response_content_length(&r), size);
     ASSERT_INT(response_send_content(&r), 0);
-    ASSERT_INT(unit_send_calls(), 2);
+    ASSERT_INT(unit_send_calls(), want_sends);
     response_free_content(&r);
     CU_ASSERT_PTR_NULL(r.content_stream);
     unit_read_response(u.peer, got);
     unit_conn_close(&u);
     ASSERT_INT(got->ok, 1);
-    CU_ASSERT(strstr(got->head, "Content-Length: 5000\r\n") != NULL);
-    ASSERT_INT(got->body_len, 5000);
-    for (i = 0; i < 5000; i++)
+    snprintf(len, sizeof len, "Content-Length: %llu\r\n", (unsigned long long)size);
+    CU_ASSERT(strstr(got->head, len) != NULL);
+    ASSERT_INT(got->body_len, size);
+    for (i = 0; i < size && i < got->body_len; i++)
         ok &= got->body[i] == test_byte(i);
     ASSERT_INT(ok, 1);
     free(got);
+}
+
+static void test_response_stream(void)
+{
+    response_stream_of(5000, UNIT_COALESCED_SENDS);
+}
+
+/* 70,000 bytes: beyond the bound, the rest (4,464) is a write of its own. */
+static void test_response_stream_beyond_bound(void)
+{
+    response_stream_of(70000, 2);
 }
 
 static void test_content_replaces_stream(void)
@@ -189,6 +213,7 @@ static const struct unit_test stream_tests[] = {
     { "copy_count", test_copy_count },
     { "copy_errors", test_copy_errors },
     { "response_stream", test_response_stream },
+    { "response_stream_beyond_bound", test_response_stream_beyond_bound },
     { "content_replaces_stream", test_content_replaces_stream },
 };
 

@@ -127,7 +127,7 @@ struct unit_response {
     int status;
     char head[4096];      /* status line + headers, NUL-terminated */
     size_t head_len;
-    char body[65536];
+    char body[131072];    /* room for a body beyond coalesce-writes' 64 KiB bound */
     size_t body_len;
 };
 void unit_read_response(int fd, struct unit_response *r);

@@ -38,9 +38,12 @@ unit_patches = $(if $(filter stock,$(1)),,$(if $(filter all,$(1)),$(PATCH_NAMES)
 # nothing).
 unit_patched = $(foreach p,$(call unit_patches,$(1)),$(PATCH_DEFECT_$(p)))
 # KIT_FIXED_Bn: the defect is fixed in the variant, interactions counted
-# (patchset.py fixed).
+# (patchset.py fixed).  KIT_WITH_<patch> (dashes as underscores): the
+# variant carries that patch, for a defect with two fixes that work
+# differently (B3: set-tcp-nodelay, coalesce-writes).
 unit_defs = $(foreach d,$(UNIT_DEFECTS),-DKIT_PATCHED_$(d)=$(if $(filter $(d),$(call unit_patched,$(1))),1,0) \
-              -DKIT_FIXED_$(d)=$(if $(filter $(d),$(PATCH_FIXED_$(1))),1,0))
+              -DKIT_FIXED_$(d)=$(if $(filter $(d),$(PATCH_FIXED_$(1))),1,0)) \
+              $(foreach p,$(PATCH_NAMES),-DKIT_WITH_$(subst -,_,$(p))=$(if $(filter $(p),$(call unit_patches,$(1))),1,0))
 unit_srcdir = $(if $(filter stock,$(1)),server-min,build/$(1)/src/server-min)
 # The variant's sources without main.c, listed when the recipe runs (the
 # patched tree may not exist when make reads this file).
