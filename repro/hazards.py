@@ -155,7 +155,7 @@ def expected_returned(variant: str, mode: str) -> bool:
     return {"B6", "B7"} <= set(patchset.fixed_by(variant))
 
 
-def rows(short: bool) -> list[tuple[str, Path, str]]:
+def rows() -> list[tuple[str, Path, str]]:
     out = [(f"model {v}", kit.binary(v), v) for v in VARIANTS]
     trunk = [(f"real trunk + {v}" if v != "stock" else "real trunk", REAL_TRUNK / v / "fpserver", v)
              for v in VARIANTS]
@@ -171,7 +171,7 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="kit-hazards.") as tmp:
-        todo = rows(a.short)
+        todo = rows()
         todo.append(("model fixture unfair-b6", build_fixture(Path(tmp)), "unfair-b6"))
         jobs = [(n, e, v, m) for (n, e, v) in todo for m in MODES
                 if not (a.short and n.startswith("real") and m != "pool")]
@@ -183,43 +183,37 @@ def main() -> int:
         name = f"hazards {r['row']} {r['mode']}"
         fig = (f"{K} clients x {WORKERS if r['mode'] == 'pool' else '-'} workers: answered "
                f"{f['answered']}, p50 us {f['p50_us']}; lone p50 {f['lone_p50_us']} us")
-        if f["verdict"] == want:
-            kit_test(True, f"{name} fairness: {f['verdict']} as expected", fig)
-        else:
-            failures += 1
-            kit_test(False, f"{name} fairness: {f['verdict']}, expected {want}", fig)
+        failures += kit_test(f["verdict"] == want, f"{name} fairness: {f['verdict']}"
+                             + (" as expected" if f["verdict"] == want else f", expected {want}"), fig)
         # A server that starved its clients may hold them still: resources
         # are a verdict where the clients were served.
         if f["verdict"] == "fair" or want == "fair":
             back = expected_returned(r["variant"], r["mode"])
-            ok = (res["verdict"] == "returned") == back
-            failures += not ok
-            kit_test(ok, f"{name} threads and descriptors "
+            failures += kit_test((res["verdict"] == "returned") == back, f"{name} threads and descriptors "
                      + ("back at baseline" if back else "held (B7: the server hangs as the clients close)"),
                      f"baseline {res['baseline']}, after {res['after']} (threads, fds)")
         if want == "fair":
             ok = r["stopped_by_term"] is not False
-            failures += not ok
-            kit_test(ok, f"{name} stops on SIGTERM once the clients left",
+            failures += kit_test(ok, f"{name} stops on SIGTERM once the clients left",
                      "honoured" if ok else "ignored (a second signal or KILL ended it)")
-        kit_test(r["overlaps"] == 0, f"{name} no connection served by two threads at once",
-                 f"{r['overlaps']} times")
-        failures += r["overlaps"] != 0
+        failures += kit_test(r["overlaps"] == 0, f"{name} no connection served by two threads at once",
+                             f"{r['overlaps']} times")
     pairs = {}
     for r in results:
         if r["variant"] != "unfair-b6":
             pairs.setdefault((r["variant"], r["mode"]), {})[r["row"].startswith("real")] = r["fairness"]["verdict"]
     for (v, m), both in sorted(pairs.items()):
         if len(both) == 2:
-            ok = both[False] == both[True]
-            failures += not ok
-            kit_test(ok, f"hazards model = real: {v} {m} fairness", f"model {both[False]}, real {both[True]}")
+            failures += kit_test(both[False] == both[True], f"hazards model = real: {v} {m} fairness",
+                                 f"model {both[False]}, real {both[True]}")
     a.json.write_text(json.dumps(results, indent=1))
     return 1 if failures else 0
 
 
-def kit_test(ok: bool, name: str, detail: str = "") -> None:
+def kit_test(ok: bool, name: str, detail: str = "") -> int:
+    """A TEST line; 1 when it failed, for the count."""
     print(f"TEST: {name} [{' OK ' if ok else 'FAIL'}]" + (f"  {detail}" if detail else ""), flush=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
