@@ -279,6 +279,28 @@ static void srv_where(pid_t pid, char *where, size_t cap)
     }
 }
 
+/* SIGTERM's bit in the main thread's masks (/proc/PID/status): pending to
+ * the thread, pending to the process, blocked, caught.  A server that
+ * ignored SIGTERM says here whether it ever saw it. */
+static void srv_sigterm_state(pid_t pid, char *out, size_t cap)
+{
+    static const char *const keys[] = {"SigPnd:", "ShdPnd:", "SigBlk:", "SigCgt:"};
+    char p[64], line[128];
+    int bit[4] = {-1, -1, -1, -1}, i;
+    FILE *f;
+
+    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
+    if ((f = fopen(p, "r"))) {
+        while (fgets(line, sizeof line, f))
+            for (i = 0; i < 4; i++)
+                if (!strncmp(line, keys[i], strlen(keys[i])))
+                    bit[i] = (int)((strtoull(line + strlen(keys[i]), NULL, 16) >> (SIGTERM - 1)) & 1);
+        fclose(f);
+    }
+    snprintf(out, cap, " SIGTERM in main thread: pending %d, process-pending %d, blocked %d, caught %d;",
+             bit[0], bit[1], bit[2], bit[3]);
+}
+
 void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
 {
     int64_t t0 = tc_now_us();
@@ -292,11 +314,12 @@ void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
     if (!s->reaped && syscall(SYS_tgkill, s->pid, s->pid, SIGTERM) != 0)
         kill(s->pid, SIGTERM);
     if (!srv_wait(s, STOP_MS * opt.slow)) {
-        char where[480];
+        char where[480], sig[128];
 
+        srv_sigterm_state(s->pid, sig, sizeof sig);
         srv_where(s->pid, where, sizeof where);
-        snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM:%s",
-                 STOP_MS * opt.slow, where);
+        snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM:%s%s",
+                 STOP_MS * opt.slow, sig, where);
         kill(s->pid, SIGKILL);
         srv_reap(s, 1);
     } else {
