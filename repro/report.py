@@ -164,6 +164,10 @@ def block_b3_figures(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def first_lower(text: str) -> str:
+    return text[:1].lower() + text[1:].rstrip(".")
+
+
 def block_mitigations(doc: dict) -> str:
     rm = rowmap(doc)
     rows = [("stock", "none (baseline)", "-"),
@@ -171,7 +175,8 @@ def block_mitigations(doc: dict) -> str:
             ("stock --socket-handler nodelay", "`OnGetSocketHandler` returns a handler whose `Accept` sets TCP_NODELAY", "yes, every FPC version that has `OnGetSocketHandler`"),
             ("stock --request-nodelay", "set TCP_NODELAY from the request handler (the `DoGetModule` route proposed in Horse issue #562)", "yes; one setsockopt per request"),
             ("forward-allow-connect --on-allow-connect nodelay", "the `OnAllowConnect` hook on a server with the B1 fix", "only once B1 is fixed upstream"),
-            *[(f, "upstream fix: TCP_NODELAY on every accepted connection (`TFPHTTPConnection.SetupSocket`)",
+            *[(f, "upstream fix: " + first_lower(patchset.read_headers(patchset.by_name()[f].path)
+               .get("Description", "?").splitlines()[0]),
                "no application change") for f in patchset.fixing("B3")]]
     lines = ["| mitigation | what it does | works on stock? | B3 | reuse/off | sendto/resp | TCP_NODELAY/conn | keep-alive kept (1 connection) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -409,14 +414,18 @@ def block_windows(doc: dict) -> str:
     return "\n".join(lines)
 
 
-# ---- one text per defect for FPC's tracker ------------------------------
+# ---- the texts: REPORT.md (the cover letter), report/Bn.md (one text per
+# defect for FPC's tracker), report/evidence/Bn.md (the kit's evidence) ----
 
-def defect_sections(text: str) -> dict[str, str]:
-    """'## B<n>. ...' sections of REPORT.md, generated blocks included."""
-    out = {}
-    for m in re.finditer(r"^## (B\d+)\. .*?(?=^## |^---\s*$\n\n## (?!B)|\Z)", text, re.S | re.M):
-        out[m.group(1)] = m.group(0).rstrip().rstrip("-").rstrip()
-    return out
+def texts() -> list[Path]:
+    """Every text with generated blocks, REPORT.md first."""
+    return [REPORT] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
+
+
+def title_of(defect: str) -> str:
+    text = (TRACKER / f"{defect}.md").read_text()
+    m = re.search(rf"^# {defect}\. (.*)$", text, re.M)
+    return m.group(1) if m else "?"
 
 
 def version_322(doc: dict, defect: str) -> str:
@@ -424,37 +433,85 @@ def version_322(doc: dict, defect: str) -> str:
     row = next((r for r in doc["rows"] if r["row"].startswith("real FPC 3.2")), None)
     if not row:
         return "not measured in this run"
-    v = row["verdicts"][defect]
     return {"reproduced": "affected", "fixed": "not affected",
-            "n/a": "cannot arise"}.get(v["state"], v["state"]) + f" ({v['figure']})"
+            "n/a": "cannot arise (no keep-alive)"}.get(row["verdicts"][defect]["state"],
+                                                      row["verdicts"][defect]["state"])
 
 
-def write_tracker(text: str, doc: dict) -> list[Path]:
-    """report/Bn.md: the tracker's fields (summary, versions, introduced
-    by, regression test), then the REPORT section, which runs in the order
-    FPC's tracker reads: affected, introduced by, the Pascal reproducer,
-    expected and actual, evidence, root cause, the patch, the fpcunit
-    test, the real-trunk verification."""
-    TRACKER.mkdir(exist_ok=True)
+def block_head(doc: dict, defect: str) -> str:
     env = doc["environment"]
-    written = []
-    for defect, body in defect_sections(text).items():
-        body = re.sub(r"<!-- /?generated:[^>]*-->\n?", "", body)
-        title = body.splitlines()[0][3:].split(". ", 1)[1]
-        head = (upstream_texts.tracker_head(defect, title, version_322(doc, defect)) +
-                f"Evidence: the fphttpserver reproducer kit, `make repro` "
-                f"(run {env.get('date_utc')}, commit {env.get('commit')})\n\n")
-        path = TRACKER / f"{defect}.md"
-        path.write_text(head + body.replace("](docs/", "](../docs/") + "\n")
-        written.append(path)
-    return written
+    return (upstream_texts.tracker_head(defect, title_of(defect), version_322(doc, defect)) +
+            f"- Evidence: the fphttpserver reproducer kit, `make repro` "
+            f"(run {env.get('date_utc')}, kit commit {env.get('commit')})")
+
+
+# Where an upstream routine starts in the snapshot the kit follows.
+UPSTREAM_TAR = TOP.parent / "shared" / "upstream" / "fpcsource-1dba64b-min.tar.xz"
+UPSTREAM_UNITS = ("packages/fcl-web/src/base/fphttpserver.pp", "packages/fcl-net/src/ssockets.pp",
+                  "packages/fcl-base/src/fpthreadpool.pp")
+_units: dict[str, list[str]] = {}
+
+
+def upstream_unit(path: str) -> list[str]:
+    if path not in _units:
+        copy = TOP / "build" / "fpc-trunk" / "src" / path
+        try:
+            text = copy.read_text(errors="replace") if copy.exists() else subprocess.run(
+                ["tar", "-xJOf", str(UPSTREAM_TAR), "./" + path], capture_output=True,
+                check=True).stdout.decode(errors="replace")
+        except (OSError, subprocess.CalledProcessError):
+            text = ""
+        _units[path] = text.splitlines()
+    return _units[path]
+
+
+def routine_line(routine: str) -> str:
+    pat = re.compile(rf"^\s*(procedure|function|constructor|destructor)\s+{re.escape(routine)}\b", re.I)
+    for path in UPSTREAM_UNITS:
+        for i, line in enumerate(upstream_unit(path), 1):
+            if pat.match(line):
+                return f"`{routine}` ({Path(path).name}:{i})"
+    return f"`{routine}`"
+
+
+def block_patch(name: str) -> str:
+    """The fix's Pascal patch files, subject, size and the routines it
+    changes with their lines in the snapshot; the diff itself is in the
+    evidence text and in the file."""
+    p = patchset.by_name().get(name)
+    out = []
+    for n in patchset.pascal(name) or [name]:
+        path = TOP / "patches" / "fpc" / f"{n}.patch"
+        if not path.exists():
+            out.append(f"(no `patches/fpc/{n}.patch`)")
+            continue
+        text = path.read_text()
+        m = re.search(r"^Subject: (?:\[PATCH[^]]*\] )?(.*(?:\n .*)*)", text, re.M)
+        subj = re.sub(r"\s*\n\s*", " ", m.group(1)) if m else "?"
+        stat = re.search(r"^ \d+ files? changed.*$", text, re.M)
+        out.append(f"`patches/fpc/{n}.patch` (`git am`), \"{subj}\"" +
+                   (f": {stat.group(0).strip()}" if stat else ""))
+    routines = [r.strip() for r in (p.routine if p else "").split(",") if r.strip()]
+    where = ("; changes " + ", ".join(routine_line(r) for r in routines) +
+             " at fpc/FPCSource 1dba64b") if routines else ""
+    return " and ".join(out) + where + "."
+
+
+def block_defects() -> str:
+    """The cover letter's list: one line per defect, its texts and fix."""
+    bis = upstream_texts._json(upstream_texts.BISECT)
+    rows = ["| defect | introduced | fix (`patches/fpc/`) | tracker text | evidence |", "|---|---|---|---|---|"]
+    for d in DEFECTS:
+        fixes = [p.name for p in patchset.patches() if p.defect == d]
+        st = re.sub(r"^Introduced by ", "", bis.get(d, {}).get("statement", "not bisected"))
+        rows.append(f"| {d}. {title_of(d)} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
+                    f"| [report/{d}.md](report/{d}.md) | [report/evidence/{d}.md](report/evidence/{d}.md) |")
+    return "\n".join(rows)
 
 
 def replace_block(text: str, name: str, body: str) -> str:
     pat = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
                      re.S)
-    if not pat.search(text):
-        sys.exit(f"report: REPORT.md has no block '{name}'")
     return pat.sub(lambda m: m.group(1) + body + "\n" + m.group(2), text)
 
 
@@ -466,8 +523,8 @@ def generate(matrix: Path, sweep: Path) -> int:
     results = matrix.parent
     cl_path = results / "clients" / "clients.json"
     clients = load(cl_path) if cl_path.exists() else None
-    text = REPORT.read_text()
     blocks = {
+        "defects": block_defects(),
         "matrix": block_matrix(doc),
         "b1": block_defect(doc, "B1", ["stock", "stock --on-allow-connect nodelay",
                                        "forward-allow-connect", "forward-allow-connect --on-allow-connect nodelay", "all"]),
@@ -505,14 +562,26 @@ def generate(matrix: Path, sweep: Path) -> int:
         blocks[f"introduced-{d}"] = upstream_texts.introduced(d)
         blocks[f"reproduce-{d}"] = upstream_texts.reproduce(d)
         blocks[f"test-{d}"] = upstream_texts.regression_test(d)
-    for name, body in blocks.items():
-        if f"<!-- generated:{name} -->" in text:
-            text = replace_block(text, name, body)
-    REPORT.write_text(text)
+    for p in patchset.patches():
+        blocks[f"patch-{p.name}"] = block_patch(p.name)
+    for d in DEFECTS:
+        blocks[f"head-{d}"] = block_head(doc, d)
+    unknown = []
+    for path in texts():
+        text = path.read_text()
+        up = "../" * (len(path.relative_to(TOP).parts) - 1)   # links are from the top
+        for name in re.findall(r"<!-- generated:([^ >]+) -->", text):
+            if name not in blocks:
+                unknown.append(f"{path.relative_to(TOP)}: {name}")
+            else:
+                text = replace_block(text, name, blocks[name].replace("](docs/", f"]({up}docs/")
+                                     .replace("](report/", f"]({up}report/"))
+        path.write_text(text)
+    if unknown:
+        sys.exit("report: no generator for the block(s) " + ", ".join(unknown))
     CLAIMS.write_text(json.dumps(claims(doc), indent=1, sort_keys=True) + "\n")
-    files = write_tracker(text, doc)
-    print(f"report: REPORT.md, {CLAIMS.name} and {len(files)} tracker texts "
-          f"(report/) regenerated from {matrix}")
+    print(f"report: {len(texts())} texts (REPORT.md, report/, report/evidence/) and "
+          f"{CLAIMS.name} regenerated from {matrix}")
     return 0
 
 
@@ -536,7 +605,7 @@ def check(matrix: Path) -> int:
 
 def check_pascal() -> int:
     """Every Fix section's Pascal is exactly its patch's diff."""
-    text, rc = REPORT.read_text(), 0
+    text, rc = "\n".join(t.read_text() for t in texts()), 0
     for p in patchset.patches():
         m = re.search(rf"<!-- generated:fix-{re.escape(p.name)} -->\n(.*?)\n<!-- /generated:", text, re.S)
         ok = bool(m) and m.group(1) == block_fix(p.name)

@@ -28,6 +28,15 @@ def _json(path: Path) -> dict:
         return {}
 
 
+def clause(text: str, limit: int = 240) -> str:
+    """text whole when short, else cut after its last whole clause within
+    limit, saying so: never mid-word."""
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind("; ", 0, limit), text.rfind(", ", 0, limit), text.rfind(": ", 0, limit))
+    return (text[:cut] if cut > 0 else text[:text.rfind(" ", 0, limit)]) + " (cut here)"
+
+
 def introduced(defect: str) -> str:
     r = _json(BISECT).get(defect)
     if not r:
@@ -38,12 +47,12 @@ def introduced(defect: str) -> str:
     if r.get("kind") == "introduced" and r.get("first_bad"):
         fb = r["first_bad"]
         parents = ", ".join(p["upstream"][:10] for p in r.get("parents", []))
-        out.append(f"Upstream commit `{fb['upstream']}`; its parent{'s' if len(r.get('parents', [])) > 1 else ''} "
-                   f"`{parents}` do{'es' if len(r.get('parents', [])) == 1 else ''} not show the defect.")
+        out.append(f"Upstream commit `{fb['upstream']}` (parent{'s' if len(r.get('parents', [])) > 1 else ''} "
+                   f"`{parents}`).")
     if b:
         reasons: dict[str, int] = {}
         for sk in b.get("skipped", []):
-            why = (sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0][:160]
+            why = clause((sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0])
             reasons[why] = reasons.get(why, 0) + 1
         skipped = "; ".join(f"{n}x {why}" for why, n in reasons.items()) or "none"
         out.append(f"Found by `git bisect run` over the upstream history of fcl-web, fcl-net and "
@@ -58,39 +67,68 @@ def introduced(defect: str) -> str:
     return " ".join(out)
 
 
+# A header field as repro/fpc/min/check.sh reads it (its header_line):
+# the rest of the first line "  FIELD:  ...".  One reading for both, so
+# the text prints exactly the command the suite runs.
+HEADER_LINE = re.compile(r"^  (Compile|Run|Command|Control|Expected|Actual):  (.*)$", re.M)
+NOTE = re.compile(r"\s{2,}\(.*$")   # "fpc b3.lpr      (FPC 3.3.1, ...)": the note
+
+
 def min_header(defect: str) -> dict[str, str]:
-    """The Compile/Run/Command/Control/Expected/Actual lines of bN.lpr's
-    header comment (continuation lines folded)."""
-    text = (MIN / f"{defect.lower()}.lpr").read_text()
-    head = text[text.index("{"):text.index("}") + 1]
-    fields, last = {}, None
-    for line in head.strip("{}").splitlines():
-        m = re.match(r"^\s*(Compile|Run|Command|Control|Expected|Actual):\s*(.*)$", line)
-        if m:
-            last = m.group(1)
-            fields[last] = m.group(2).strip()
-        elif last and line.startswith("            "):
-            fields[last] += " " + line.strip()
-        else:
-            last = None
+    """The first line of each header field of bN.lpr, as check.sh reads it."""
+    fields: dict[str, str] = {}
+    for m in HEADER_LINE.finditer((MIN / f"{defect.lower()}.lpr").read_text()):
+        fields.setdefault(m.group(1), m.group(2).strip())
     return fields
+
+
+def min_commands(defect: str) -> dict[str, str]:
+    """What the text prints and the suite runs: compile, run (without the
+    header's note), command, control."""
+    h = min_header(defect)
+    prog = f"{defect.lower()}.lpr"
+    out = {"compile": NOTE.sub("", h.get("Compile", f"fpc {prog}")),
+           "run": NOTE.sub("", h.get("Run", f"./{defect.lower()} 8080"))}
+    for k in ("Command", "Control"):
+        if h.get(k):
+            out[k.lower()] = h[k]
+    return out
+
+
+def program_text(defect: str) -> str:
+    """bN.lpr without its header comment (the text around it says what the
+    header does: the commands, expected and actual).  FPC's { } comments
+    nest in the default and objfpc modes, as they are counted here."""
+    text = (MIN / f"{defect.lower()}.lpr").read_text()
+    start = text.index("{")
+    depth, i = 0, start
+    while True:
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        i += 1
+        if depth == 0:
+            break
+    return (text[:start] + text[i:].lstrip("\n")).rstrip()
 
 
 def reproduce(defect: str) -> str:
     path = MIN / f"{defect.lower()}.lpr"
     if not path.exists():
         return f"(no `repro/fpc/min/{path.name}`)"
-    text = path.read_text().rstrip()
-    h = min_header(defect)
-    cmd = h.get("Command", "").split(" (")[0]
-    lines = [f"`repro/fpc/min/{path.name}` ({len(text.splitlines())} lines):", "",
+    text = program_text(defect)
+    c = min_commands(defect)
+    lines = [f"`repro/fpc/min/{path.name}` (its header comment, which holds the commands below, left out):", "",
              "```pascal", text, "```", "",
-             "```sh", f"{h.get('Compile', f'fpc {path.name}').split('  ')[0]}",
-             f"{h.get('Run', '').split('  ')[0]} &", cmd]
-    if h.get("Control"):
-        lines.append(h["Control"].split(" (")[0] + "    # the control")
+             "```sh", c["compile"], f"{c['run']}{RUN_NOTE}", c["command"]]
+    if c.get("control"):
+        lines.append(f"{c['control']}{CONTROL_NOTE}")
     lines.append("```")
     return "\n".join(lines)
+
+
+# The comments the text adds to the header's lines (tests/texts/check.py
+# strips exactly these before comparing a line with the header).
+RUN_NOTE = "    # it prints the address it listens on; then, in another terminal:"
+CONTROL_NOTE = "    # the control: the same requests, a fresh connection each"
 
 
 def regression_test(defect: str) -> str:
@@ -111,11 +149,10 @@ def tracker_head(defect: str, title: str, version_322: str) -> str:
     """The fields FPC's tracker asks for first."""
     r = _json(BISECT).get(defect, {})
     t = _json(FPCUNIT).get("defects", {}).get(defect, {})
-    lines = [f"Summary: fphttpserver: {title}",
-             "Component: fcl-web (packages/fcl-web/src/base/fphttpserver.pp)",
-             f"Version: trunk 3.3.1 (fpc/FPCSource 1dba64b); FPC 3.2.2: {version_322}",
-             f"Introduced by: {r.get('statement', 'not bisected')}"]
+    lines = [f"- Summary: fphttpserver: {title}",
+             "- Component: fcl-web (packages/fcl-web/src/base/fphttpserver.pp)",
+             f"- Version: trunk 3.3.1 (fpc/FPCSource 1dba64b); FPC 3.2.2: {version_322}"]
     if t:
-        lines.append(f"Regression test: {_json(FPCUNIT).get('suite', '?')}.{t['test']} "
+        lines.append(f"- Regression test: {_json(FPCUNIT).get('suite', '?')}.{t['test']} "
                      f"(packages/fcl-web/tests/tcfphttpserver.pp)")
     return "\n".join(lines) + "\n"

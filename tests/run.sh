@@ -32,6 +32,9 @@
 #                 and win64 under Wine, stalls on the snapshot and on Horse
 #                 3.3.4's Unix-only build on Windows, is clean when fixed
 #   report        REPORT.md's generated claims against this run's matrix
+#   texts         every block the texts print (REPORT.md, report/, report/
+#                 evidence/): Pascal = the reproducer the min step runs,
+#                 commands = its header lines, none cut short; lengths
 #   fresh         `make repro` in a fresh clone with the test-only packages
 #                 hidden (then the optional ones too): passes, and the rows
 #                 that need a hidden package skip with the reason (tests/fresh)
@@ -216,6 +219,7 @@ step_win64() {
     repro/fpc/win64-check.sh
 }
 step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
+step_texts() { python3 tests/texts/check.py; }   # every printed command is one the min step runs
 step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
 step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
 step_fault() { tests/fault/run.sh; }      # a failed measure fails its row
@@ -256,7 +260,7 @@ count() {
 
 # Steps in the order they start; the first ones wait longest.
 steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault hazards integration
-       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse report)
+       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse texts report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
 jobs_max=${KIT_STEPS:-4}
