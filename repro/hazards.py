@@ -25,6 +25,13 @@ Resources: the server's threads and descriptors, counted in /proc after
 start and again once the clients have closed, polled until they are back
 at the baseline (bounded; what is left is the figure).
 
+Headers: an application's own headers (GET /own-headers: X-App, and the
+Connection value it asks for) reach the client as it set them, once, on
+kept-alive and on closing connections, stock and with every fix that
+writes headers (B4's announced close, B3's coalesced writes); a fixture
+that overwrites the application's Connection header
+(tests/hazards/announce-close-overrides.patch) must fail.
+
 Exclusivity: both servers log "served by two threads at once" when a
 thread enters a connection's request handling while another is in it (the
 model in connection_handle_request, the real server around
@@ -47,12 +54,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import httpwire  # noqa: E402
 import kit  # noqa: E402
 import patchset  # noqa: E402
 
 TOP = kit.TOP
 OUT = TOP / "results" / "hazards"
-FIXTURE = TOP / "tests" / "hazards" / "unfair-b6.patch"
+FIXTURES = {"unfair-b6": TOP / "tests" / "hazards" / "unfair-b6.patch",
+            "announce-close-overrides": TOP / "tests" / "hazards" / "announce-close-overrides.patch"}
 REAL_TRUNK = TOP / "build" / "real-trunk"
 
 # The pool's default size is TThread.ProcessorCount, on the model and the
@@ -69,11 +78,11 @@ VARIANTS = ["stock", "pool-idle-fallback", "all"]
 RESOURCE_DEADLINE_S = 5.0
 
 
-def build_fixture(tmp: Path) -> Path:
-    """server-min with the fixture patch, built beside the kit's variants."""
-    src = tmp / "unfair-b6"
+def build_fixture(tmp: Path, name: str) -> Path:
+    """server-min with a fixture patch, built beside the kit's variants."""
+    src = tmp / name
     shutil.copytree(TOP / "server-min", src / "server-min")
-    subprocess.run(["patch", "-s", "-p1", "-d", str(src), "-i", str(FIXTURE)], check=True)
+    subprocess.run(["patch", "-s", "-p1", "-d", str(src), "-i", str(FIXTURES[name])], check=True)
     exe = src / "server-min.bin"
     subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-pthread", "-o", str(exe),
                     *map(str, sorted((src / "server-min").glob("*.c")))], check=True)
@@ -135,6 +144,75 @@ def measure(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict
             "overlaps": overlaps, "stopped_by_term": srv.stopped_by_term}
 
 
+# The application's own headers (GET /own-headers): what a fix that adds a
+# Connection header (B4) or rewrites how headers are written (B3's
+# coalesced writes) must leave as the application set them.  Kept-alive
+# connections (tmThread) and closing ones (tmNone), one connection per
+# mode: the second and third requests reuse it where the server keeps it.
+HEADER_VARIANTS = ["stock", "announce-close", "coalesce-writes", "all"]
+HEADER_MODES = {"keep-alive": KEEP + ["--thread-mode", "thread"], "closing": ["--thread-mode", "none"]}
+HEADER_ASKS = ["", "keep-alive", "close"]   # the application's Connection value ("" = none)
+
+
+def own_headers(srv: kit.Server, fresh_each: bool) -> list[dict]:
+    """One GET /own-headers per HEADER_ASKS entry, on one connection while
+    the server keeps it (a new one after a Connection: close), or on a
+    fresh connection each (fresh_each: a server that closes after every
+    response, announced or not, B4): per request the X-App and Connection
+    header lines the response carried."""
+    out, sock = [], None
+    try:
+        for ask in HEADER_ASKS:
+            if sock is None:
+                sock = httpwire.socket.create_connection((srv.address, srv.port), timeout=5)
+            q = f"?connection={ask}" if ask else ""
+            sock.sendall(f"GET /own-headers{q} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
+            got = httpwire.parse_responses(httpwire.read_responses(sock, 1))
+            h = got[0]["headers"] if got else []
+            out.append({"ask": ask, "answered": bool(got),
+                        "x_app": [v for n, v in h if n.lower() == "x-app"],
+                        "connection": [v for n, v in h if n.lower() == "connection"]})
+            if fresh_each or not got or any(v.lower() == "close" for v in out[-1]["connection"]):
+                sock.close()
+                sock = None
+    finally:
+        if sock is not None:
+            sock.close()
+    return out
+
+
+def headers_kept(answers: list[dict]) -> tuple[bool, str]:
+    """Each response carries X-App once, and the application's Connection
+    value as its only Connection header (none asked: at most one)."""
+    bad = []
+    for a in answers:
+        want = [a["ask"]] if a["ask"] else None
+        if not a["answered"]:
+            bad.append(f"'{a['ask']}' unanswered")
+        elif a["x_app"] != ["own"]:
+            bad.append(f"'{a['ask']}': X-App {a['x_app']}")
+        elif want is not None and a["connection"] != want:
+            bad.append(f"'{a['ask']}': Connection {a['connection']}")
+        elif want is None and len(a["connection"]) > 1:
+            bad.append(f"none asked: Connection {a['connection']}")
+    fig = "; ".join(f"asked {a['ask'] or 'none'} -> Connection {a['connection']}, X-App {a['x_app']}"
+                    for a in answers)
+    return not bad, ("; ".join(bad) + " | " if bad else "") + fig
+
+
+def measure_headers(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
+    row = kit.Row(name, variant, path=exe)
+    tag = f"{name.replace(' ', '_').replace('/', '_')}-headers-{mode}"
+    srv = kit._server(row, outdir, tag, HEADER_MODES[mode])
+    srv.start()
+    try:
+        answers = own_headers(srv, fresh_each=mode == "closing")
+    finally:
+        srv.stop()
+    ok, fig = headers_kept(answers)
+    return {"row": name, "variant": variant, "mode": mode, "kept": ok, "figure": fig, "answers": answers}
+
+
 def expected_fair(variant: str, mode: str) -> bool:
     """Pool mode is fair only once B6 is fixed (stock never answers request
     2, the fixture starves); the other modes are fair on every row."""
@@ -155,10 +233,10 @@ def expected_returned(variant: str, mode: str) -> bool:
     return {"B6", "B7"} <= set(patchset.fixed_by(variant))
 
 
-def rows() -> list[tuple[str, Path, str]]:
-    out = [(f"model {v}", kit.binary(v), v) for v in VARIANTS]
+def rows(variants: list[str] = VARIANTS) -> list[tuple[str, Path, str]]:
+    out = [(f"model {v}", kit.binary(v), v) for v in variants]
     trunk = [(f"real trunk + {v}" if v != "stock" else "real trunk", REAL_TRUNK / v / "fpserver", v)
-             for v in VARIANTS]
+             for v in variants]
     out += [r for r in trunk if r[1].exists()]
     return out
 
@@ -172,11 +250,16 @@ def main() -> int:
     failures = 0
     with tempfile.TemporaryDirectory(prefix="kit-hazards.") as tmp:
         todo = rows()
-        todo.append(("model fixture unfair-b6", build_fixture(Path(tmp)), "unfair-b6"))
+        todo.append(("model fixture unfair-b6", build_fixture(Path(tmp), "unfair-b6"), "unfair-b6"))
         jobs = [(n, e, v, m) for (n, e, v) in todo for m in MODES
                 if not (a.short and n.startswith("real") and m != "pool")]
+        htodo = rows(HEADER_VARIANTS)
+        htodo.append(("model fixture announce-close-overrides",
+                      build_fixture(Path(tmp), "announce-close-overrides"), "announce-close-overrides"))
+        hjobs = [(n, e, v, m) for (n, e, v) in htodo for m in HEADER_MODES]
         with ThreadPoolExecutor(2) as ex:
             results = list(ex.map(lambda j: measure(*j, OUT), jobs))
+            hresults = list(ex.map(lambda j: measure_headers(*j, OUT), hjobs))
     for r in results:
         f, res = r["fairness"], r["resources"]
         want = "fair" if expected_fair(r["variant"], r["mode"]) else "starves"
@@ -206,7 +289,12 @@ def main() -> int:
         if len(both) == 2:
             failures += kit_test(both[False] == both[True], f"hazards model = real: {v} {m} fairness",
                                  f"model {both[False]}, real {both[True]}")
-    a.json.write_text(json.dumps(results, indent=1))
+    for r in hresults:
+        want = r["variant"] != "announce-close-overrides"
+        failures += kit_test(r["kept"] == want, f"hazards {r['row']} {r['mode']} the application's own "
+                             f"headers " + ("kept" if want else "overwritten (the fixture must fail)"),
+                             r["figure"])
+    a.json.write_text(json.dumps({"fairness": results, "headers": hresults}, indent=1))
     return 1 if failures else 0
 
 

@@ -44,7 +44,8 @@ def read_until_close(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, 
 
 def parse_responses(buf: bytes) -> list[dict]:
     """The complete responses in buf, in order: status line text, the
-    Connection header (None when absent) and the body (by Content-Length);
+    Connection header (None when absent), every header line as a (name,
+    value) pair in order, and the body (by Content-Length);
     a response whose body has not all arrived is not counted."""
     out, rest = [], buf
     while rest.startswith(b"HTTP/1."):
@@ -52,10 +53,11 @@ def parse_responses(buf: bytes) -> list[dict]:
         if not sep:
             break
         lines = head.decode("latin-1").split("\r\n")
-        fields = {}
+        fields, headers = {}, []
         for line in lines[1:]:
             name, _, value = line.partition(":")
             fields[name.strip().lower()] = value.strip()
+            headers.append((name.strip(), value.strip()))
         try:
             length = int(fields.get("content-length", "0"))
         except ValueError:
@@ -63,7 +65,8 @@ def parse_responses(buf: bytes) -> list[dict]:
         if len(body) < length:
             break
         out.append({"status": lines[0][len("HTTP/1.x "):].strip(),
-                    "connection": fields.get("connection"), "body": body[:length]})
+                    "connection": fields.get("connection"), "body": body[:length],
+                    "headers": headers})
         rest = body[length:]
     return out
 

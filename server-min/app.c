@@ -168,6 +168,19 @@ static void app_bytes(struct http_response *resp, const char *size,
     free(buf);
 }
 
+/* GET /own-headers[?connection=V]: an application that sets headers of
+ * its own, X-App and, when asked, Connection (what a fix that adds a
+ * Connection header must leave alone: repro/hazards.py). */
+static void app_own_headers(struct http_response *resp, const char *query)
+{
+    static const char key[] = "connection=";
+
+    response_set_header(resp, "X-App", "own");
+    if (query && strncmp(query, key, sizeof key - 1) == 0 && query[sizeof key - 1])
+        response_set_header(resp, "Connection", query + sizeof key - 1);
+    app_text(resp, 200, "own");
+}
+
 /* OnRequest: the routes. */
 static void app_on_request(void *data, struct http_request *req,
                            struct http_response *resp)
@@ -197,6 +210,9 @@ static void app_on_request(void *data, struct http_request *req,
     } else if (strcmp(req->method, "GET") == 0 &&
                strncmp(req->path_info, "/bytes/", 7) == 0) {
         app_bytes(resp, req->path_info + 7, req->query);
+    } else if (strcmp(req->method, "GET") == 0 &&
+               strcmp(req->path_info, "/own-headers") == 0) {
+        app_own_headers(resp, req->query);
     } else {
         app_text(resp, 404, "not found");
     }

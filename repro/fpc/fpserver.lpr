@@ -5,6 +5,8 @@
   Routes:  GET /ping       -> 200 text/plain "pong"
            POST /echo      -> 200, the request body
            GET /slow?ms=N  -> waits N ms, then "done"
+           GET /own-headers[?connection=V] -> "own", with X-App: own and,
+                              when asked, the application's Connection: V
            GET /bytes/N    -> N bytes as Content ('a'..'z' repeating, ending
                               in LineEnding, which TStrings adds); with
                               ?body=stream the same bytes as ContentStream
@@ -415,6 +417,16 @@ begin
   begin
     AResponse.Code := 200;
     Body := ARequest.Content;
+  end
+  else if (Method = 'GET') and (Path = '/own-headers') then
+  begin
+    { An application's own headers, which a fix that adds a Connection
+      header must leave alone (repro/hazards.py). }
+    AResponse.SetCustomHeader('X-App', 'own');
+    if ARequest.QueryFields.Values['connection'] <> '' then
+      AResponse.Connection := ARequest.QueryFields.Values['connection'];
+    AResponse.Code := 200;
+    Body := 'own';
   end
   else if (Method = 'GET') and (Path = '/set-accept-idle') then
   begin
