@@ -809,6 +809,54 @@ def measure_b8(row: Row, outdir: Path) -> Verdict:
     return v
 
 
+def measure_b8_next(row: Row, outdir: Path) -> Verdict:
+    """B8's second symptom: the next request on a kept-alive connection.
+    As measure_b8, with RequestReadTimeout 0 (where the tree has it) so
+    that the first request is read without CanRead, then a second request
+    on each sampled connection once all the first ones were answered
+    (probe fdscale --sample-requests 2): TFPHTTPConnection.RequestPending
+    asks Socket.CanRead (select), which never sees a descriptor above
+    1023.  A run in which a first request went unanswered says nothing
+    about the next one (inconclusive); the first ten's second requests
+    are the control."""
+    def once(tag: str) -> Verdict:
+        srv = _server(row, outdir, tag, B8_FLAGS + ["--request-read-timeout", "0"] + row.flags)
+        srv.nice = HEAVY_NICE
+        with srv:
+            res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
+                        "--sample", str(B8_SAMPLE), "--sample-requests", "2",
+                        "--deadline-ms", str(B8_ANSWER_MS * SLOW),
+                        out=outdir / f"{tag}.probe.json", timeout_s=120)
+        k, left = res.get("sample", B8_SAMPLE), res.get("accept_queue_left")
+        rounds = res.get("rounds") or []
+        first, nxt = (rounds + [{}, {}])[:2]
+        data = {"opened": res.get("opened"), "sample": k, "accept_queue_left": left,
+                "rounds": rounds}
+        fig = (f"{res.get('opened')} connections open, " +
+               ("all accepted by the server before the sample" if left == 0 else
+                f"{left} not yet accepted at the sample") +
+               f"; request 1: first {k}: {first.get('answered_low')} answered, last {k}: "
+               f"{first.get('answered_high')}; request 2 on the same connections: first {k}: "
+               f"{nxt.get('answered_low')} answered, last {k} (server fds above 1023): "
+               f"{nxt.get('answered_high')} answered")
+        if (res.get("opened") != B8_CONNECTIONS or left != 0 or len(rounds) != 2
+                or first.get("answered_low") != k or first.get("answered_high") != k
+                or nxt.get("answered_low") != k):
+            return Verdict("inconclusive", fig, data)
+        if nxt.get("answered_high") == 0:
+            return Verdict("reproduced", fig, data)
+        if nxt.get("answered_high") == k:
+            return Verdict("fixed", fig, data)
+        return Verdict("inconclusive", fig, data)
+    v = once("b8-next")
+    if v.state == "inconclusive":
+        again = once("b8-next-again")
+        again.figure += f" (second run; the first: {v.figure})"
+        again.data["first_run"] = v.figure
+        v = again
+    return v
+
+
 def can_capture() -> str | None:
     """None when captures can run, else the reason they cannot."""
     if os.geteuid() != 0:
@@ -982,7 +1030,27 @@ MEASURES = {
     "B6": lambda r, o, st: measure_b6(r, o),
     "B7": lambda r, o, st: measure_b7(r, o),
     "B8": lambda r, o, st: measure_b8(r, o),
+    # B8's symptoms apart (make bisect judges each, SYMPTOMS): the matrix
+    # column B8 is the first.
+    "B8.first": lambda r, o, st: measure_b8(r, o),
+    "B8.next": lambda r, o, st: measure_b8_next(r, o),
 }
+# Defects with more than one symptom, each with its own history: name, the
+# measure (a MEASURES key), what it is.  The first is what the matrix
+# column judges.  A defect not here has one symptom, its own column.
+SYMPTOMS = {
+    "B8": (("first", "B8.first", "a connection's first request is not read: with RequestReadTimeout "
+            "above 0 the read waits in Socket.CanRead (select), which never sees a descriptor "
+            "above 1023"),
+           ("next", "B8.next", "on a kept-alive connection the next request is never read: "
+            "TFPHTTPConnection.RequestPending asks Socket.CanRead (select)")),
+}
+
+
+def symptoms(defect: str) -> list[tuple[str, str, str]]:
+    """(symptom, measure, text) for each of defect's symptoms; one
+    ("", defect, "") for a defect with a single symptom."""
+    return list(SYMPTOMS.get(defect, (("", defect, ""),)))
 HEAVY = {"B7", "B8"}
 CAPTURES = {"wire-lo": False, "wire-veth": True}   # column -> over veth
 
@@ -1024,8 +1092,8 @@ def retried(run, outdir: Path, tag: str) -> Verdict:
 
 def measure(name: str, row: Row, outdir: Path, use_strace: bool) -> Verdict:
     outdir.mkdir(parents=True, exist_ok=True)
-    if row.platform == "win64" and name in WINE_NA:
-        return Verdict("n/a", WINE_NA[name])
+    if row.platform == "win64" and name.split(".")[0] in WINE_NA:
+        return Verdict("n/a", WINE_NA[name.split(".")[0]])
     return retried(lambda d: MEASURES[name](row, d, use_strace), outdir, name)
 
 
