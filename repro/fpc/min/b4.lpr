@@ -7,7 +7,7 @@ program b4;
 
   Compile:  fpc b4.lpr      (FPC trunk; 3.2.2 too)
   Run:      ./b4 8080        (the port; it prints what it listens on)
-  Command:  curl -sv http://127.0.0.1:8080/ http://127.0.0.1:8080/ 2>&1 >/dev/null | grep -E '^< (HTTP|Connection:)|^\* (Connected|Connection|Closing)'
+  Command:  curl -sv http://127.0.0.1:8080/ http://127.0.0.1:8080/ 2>&1 >/dev/null | grep -E '^(< HTTP|< Connection:|\* Connected|\* Connection|\* Closing)'
   Expected: "< Connection: close" in each response, since the server
             closes each connection after it ("* Closing connection 0")
   Actual:   no "< Connection:" line; curl keeps the socket ("* Connection
