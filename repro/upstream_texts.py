@@ -62,7 +62,12 @@ def min_header(defect: str) -> dict[str, str]:
     """The Compile/Run/Command/Control/Expected/Actual lines of bN.lpr's
     header comment (continuation lines folded)."""
     text = (MIN / f"{defect.lower()}.lpr").read_text()
-    head = text[text.index("{"):text.index("}") + 1]
+    start, depth = text.index("{"), 0
+    for end, ch in enumerate(text[start:], start):   # FPC nests { } comments: a
+        depth += {"{": 1, "}": -1}.get(ch, 0)        # command's %{...} is inside
+        if depth == 0:
+            break
+    head = text[start:end + 1]
     fields, last = {}, None
     for line in head.strip("{}").splitlines():
         m = re.match(r"^\s*(Compile|Run|Command|Control|Expected|Actual):\s*(.*)$", line)

@@ -221,11 +221,11 @@ judge_b3() {
             print (q >= stall ? "defect" : q <= clean ? "fixed" : "inconclusive"), fig
         }' "$1" "$1.ctl"
 }
-judge_b4() {
-    local ok closes conns dead
-    ok=$(grep -c '^< HTTP/1.1 200' "$1") closes=$(grep -c '^< Connection: close' "$1")
-    conns=$(grep -c '^\* Connected to' "$1") dead=$(grep -c 'seems to be dead' "$1")
-    local fig="$ok responses on $conns connections, $closes with 'Connection: close'; curl found $dead dead"
+judge_b4() {   # the response heads (curl -D -) and each transfer's num_connects
+    local ok closes conns
+    ok=$(grep -c '^HTTP/1.1 200' "$1") closes=$(grep -ic '^Connection: close' "$1")
+    conns=$(awk '$1 == "num_connects" { n += $2 } END { print n + 0 }' "$1")
+    local fig="$ok responses on $conns connections, $closes with 'Connection: close'"
     if ((ok != 2 || conns != 2)); then echo "inconclusive $fig (want 2 responses, the server closing after each)"
     elif ((closes == 0)); then echo "defect $fig"
     elif ((closes == 2)); then echo "fixed $fig"
