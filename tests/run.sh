@@ -52,7 +52,9 @@
 #                 answer as the file
 #   min           the minimal Pascal reproducers (repro/fpc/min/bN.lpr): each
 #                 shows its defect on stock with its header's command, not
-#                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides
+#                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides;
+#                 a command that runs nc or curl with every variant found
+#                 (MIN_CURLS adds curls); the text prints the command whole
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
 # default 4); each step's output is printed whole when it ends, with a
 # progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
