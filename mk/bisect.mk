@@ -16,7 +16,7 @@ BISECT_DEFECTS = $(if $(filter all,$(DEFECT)),B1 B2 B3 B4 B5 B6 B7 B8,$(DEFECT))
 
 .PHONY: bisect
 bisect: fpc-trunk build/probe
-	@[ -n "$(DEFECT)" ] || { echo "usage: make bisect DEFECT=B1..B8|B8.first|B8.next|all [FPCHIST=/path/to/fpcsource]" >&2; exit 2; }
+	@[ -n "$(DEFECT)" ] || { echo "usage: make bisect DEFECT=B1..B8|B8.next (a symptom, kit.SYMPTOMS)|all [FPCHIST=/path/to/fpcsource]" >&2; exit 2; }
 	@mkdir -p $(dir $(RESULTS))
 	@for d in $(BISECT_DEFECTS); do \
 	    FPCHIST=$(FPCHIST) python3 repro/bisect/bisect.py $$d --results $(RESULTS) || exit 1; \

@@ -6,7 +6,8 @@ usage: repro/bisect/bisect.py DEFECT [--hist PATH] [--rev REV]
        repro/bisect/bisect.py --check FILE
 
 DEFECT   B1..B8, or one symptom of a defect that has several
-         (kit.SYMPTOMS: B8.first, B8.next).  A defect with several symptoms
+         (kit.SYMPTOMS: B2.thread, B2.polled, B2.pool, B8.first,
+         B8.next, B8.polled).  A defect with several symptoms
          is bisected once per symptom, each with its own measure.
 --hist   an FPCSource history: a clone (a maintainer's own; it is cloned
          --shared, never checked out or bisected in place) or a bundle
