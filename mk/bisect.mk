@@ -4,6 +4,8 @@
 #   make bisect DEFECT=B3 FPCHIST=~/fpcsource  over your own FPCSource clone (cloned
 #                                              --shared into build/bisect/, never touched)
 #   make bisect DEFECT=all                     B1..B8 in turn
+#   make bisect DEFECT=B8.next                 one symptom of a defect that has several
+#                                              (kit.SYMPTOMS; DEFECT=B8 bisects each)
 # The answer and its log go to results/bisect/bisect.json (RESULTS=... to
 # change; RESULTS=repro/bisect/results.json refreshes the committed one).
 # Builds are cached per tree in build/bisect/builds/.
@@ -14,7 +16,7 @@ BISECT_DEFECTS = $(if $(filter all,$(DEFECT)),B1 B2 B3 B4 B5 B6 B7 B8,$(DEFECT))
 
 .PHONY: bisect
 bisect: fpc-trunk build/probe
-	@[ -n "$(DEFECT)" ] || { echo "usage: make bisect DEFECT=B1..B8|all [FPCHIST=/path/to/fpcsource]" >&2; exit 2; }
+	@[ -n "$(DEFECT)" ] || { echo "usage: make bisect DEFECT=B1..B8|B8.next (a symptom, kit.SYMPTOMS)|all [FPCHIST=/path/to/fpcsource]" >&2; exit 2; }
 	@mkdir -p $(dir $(RESULTS))
 	@for d in $(BISECT_DEFECTS); do \
 	    FPCHIST=$(FPCHIST) python3 repro/bisect/bisect.py $$d --results $(RESULTS) || exit 1; \

@@ -385,9 +385,10 @@ def measure_b1(row: Row, outdir: Path, use_strace: bool) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
-def measure_b2(row: Row, outdir: Path) -> Verdict:
-    """Three GETs in one send() on a keep-alive connection."""
-    with _server(row, outdir, "b2", HORSE + row.flags) as srv:
+def measure_b2(row: Row, outdir: Path, extra: tuple[str, ...] = ()) -> Verdict:
+    """Three GETs in one send() on a keep-alive connection (extra: flags
+    after Horse's, e.g. another thread mode: B2.polled, B2.pool)."""
+    with _server(row, outdir, "b2", HORSE + list(extra) + row.flags) as srv:
         res = probe(srv, "pipeline", "-k", "3", "--deadline-ms", "1500",
                     out=outdir / "b2.probe.json")
     n, k = res["responses"], res["params"].get("k", 3)
@@ -760,14 +761,15 @@ B8_FLAGS = HORSE + ["--max-live-connection-count", "0", "--queue-size", "2048"]
 B8_READ_TIMEOUT_MS = 30000   # RequestReadTimeout's default (server-min, trunk)
 
 
-def b8_once(row: Row, outdir: Path, tag: str) -> Verdict:
-    """One B8 run on a new server (see measure_b8)."""
+def b8_once(row: Row, outdir: Path, tag: str, extra: tuple[str, ...] = ()) -> Verdict:
+    """One B8 run on a new server (see measure_b8); extra: flags after
+    B8_FLAGS (B8.polled: the thread mode)."""
     # The first connections wait for the sample with no request: under a
     # sanitizer, accepting 1,100 of them on a loaded machine took longer
     # (35-40 s) than the 30 s request read time-out, which closed them and
     # gave their fds to the last ones.  A deadline: it stretches by SLOW.
     slow = ["--request-read-timeout", str(B8_READ_TIMEOUT_MS * SLOW)] if SLOW > 1 else []
-    srv = _server(row, outdir, tag, B8_FLAGS + slow + row.flags)
+    srv = _server(row, outdir, tag, B8_FLAGS + list(extra) + slow + row.flags)
     srv.nice = HEAVY_NICE
     with srv:
         res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
@@ -792,7 +794,7 @@ def b8_once(row: Row, outdir: Path, tag: str) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
-def measure_b8(row: Row, outdir: Path) -> Verdict:
+def measure_b8(row: Row, outdir: Path, extra: tuple[str, ...] = ()) -> Verdict:
     """1,100 idle connections held open (thread mode, no connection cap),
     then one request on each of the first and the last ten: the server's fds
     for the last ones are above 1023.  The first ten are the run's control
@@ -800,12 +802,60 @@ def measure_b8(row: Row, outdir: Path) -> Verdict:
     answered in time (a load spike beside four such servers: 0-7 of 10 in 4
     of 30 rows of one suite run) says nothing, and is made once more on a
     new server; the second decides, and the figure says so."""
-    v = b8_once(row, outdir, "b8")
+    v = b8_once(row, outdir, "b8", extra)
     if v.state == "inconclusive":
         first = v.figure
-        v = b8_once(row, outdir, "b8-again")
+        v = b8_once(row, outdir, "b8-again", extra)
         v.figure += f" (second run; the first: {first})"
         v.data["first_run"] = first
+    return v
+
+
+def measure_b8_next(row: Row, outdir: Path) -> Verdict:
+    """B8's second symptom: the next request on a kept-alive connection.
+    As measure_b8, with RequestReadTimeout 0 (where the tree has it) so
+    that the first request is read without CanRead, then a second request
+    on each sampled connection once all the first ones were answered
+    (probe fdscale --sample-requests 2): TFPHTTPConnection.RequestPending
+    asks Socket.CanRead (select), which never sees a descriptor above
+    1023.  A run in which a first request went unanswered says nothing
+    about the next one (inconclusive); the first ten's second requests
+    are the control."""
+    def once(tag: str) -> Verdict:
+        srv = _server(row, outdir, tag, B8_FLAGS + ["--request-read-timeout", "0"] + row.flags)
+        srv.nice = HEAVY_NICE
+        with srv:
+            res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
+                        "--sample", str(B8_SAMPLE), "--sample-requests", "2",
+                        "--deadline-ms", str(B8_ANSWER_MS * SLOW),
+                        out=outdir / f"{tag}.probe.json", timeout_s=120)
+        k, left = res.get("sample", B8_SAMPLE), res.get("accept_queue_left")
+        rounds = res.get("rounds") or []
+        first, nxt = (rounds + [{}, {}])[:2]
+        data = {"opened": res.get("opened"), "sample": k, "accept_queue_left": left,
+                "rounds": rounds}
+        fig = (f"{res.get('opened')} connections open, " +
+               ("all accepted by the server before the sample" if left == 0 else
+                f"{left} not yet accepted at the sample") +
+               f"; request 1: first {k}: {first.get('answered_low')} answered, last {k}: "
+               f"{first.get('answered_high')}; request 2 on the same connections: first {k}: "
+               f"{nxt.get('answered_low')} answered, last {k} (server fds above 1023): "
+               f"{nxt.get('answered_high')} answered")
+        if (res.get("opened") != B8_CONNECTIONS or left != 0 or len(rounds) != 2
+                or first.get("answered_low") != k or first.get("answered_high") != k
+                or nxt.get("answered_low") != k):
+            return Verdict("inconclusive", fig, data)
+        if nxt.get("answered_high") == 0:
+            return Verdict("reproduced", fig, data)
+        if nxt.get("answered_high") == k:
+            return Verdict("fixed", fig, data)
+        return Verdict("inconclusive", fig, data)
+    v = once("b8-next")
+    if v.state == "inconclusive":
+        again = once("b8-next-again")
+        again.figure += f" (second run; the first: {v.figure})"
+        again.data["first_run"] = v.figure
+        v = again
     return v
 
 
@@ -982,7 +1032,44 @@ MEASURES = {
     "B6": lambda r, o, st: measure_b6(r, o),
     "B7": lambda r, o, st: measure_b7(r, o),
     "B8": lambda r, o, st: measure_b8(r, o),
+    # B8's symptoms apart (make bisect judges each, SYMPTOMS): the matrix
+    # column B8 is the first.
+    "B8.first": lambda r, o, st: measure_b8(r, o),
+    "B8.next": lambda r, o, st: measure_b8_next(r, o),
+    "B8.polled": lambda r, o, st: measure_b8(r, o, B8_POLLED),
+    "B2.thread": lambda r, o, st: measure_b2(r, o),
+    "B2.polled": lambda r, o, st: measure_b2(r, o, ("--thread-mode", "polled")),
+    # AcceptIdleTimeout 100: pool mode re-checks a connection only from the
+    # accept-idle callback, which is never called with the default 0 (B6).
+    "B2.pool": lambda r, o, st: measure_b2(r, o, ("--thread-mode", "pool", "--accept-idle-timeout", "100")),
 }
+# B8 in thread mode polled (pool mode cannot be measured so: its workers
+# are all taken by the idle connections and the accept queue never empties).
+B8_POLLED = ("--thread-mode", "polled")
+# Defects with more than one symptom, each with its own history: name, the
+# measure (a MEASURES key), what it is.  The first is what the matrix
+# column judges.  A defect not here has one symptom, its own column.
+SYMPTOMS = {
+    "B2": (("thread", "B2.thread", "thread mode: TFPHTTPConnection.RequestPending asks the socket "
+            "(Socket.CanRead), never FBuffer"),
+           ("polled", "B2.polled", "thread mode polled: TFPPolledConnectionHandler.CheckConnection "
+            "asks the socket (Socket.CanRead(0)), never FBuffer"),
+           ("pool", "B2.pool", "thread mode pool: TFPPooledConnectionHandler.CheckRequest asks the "
+            "socket (Socket.CanRead(0)), never FBuffer")),
+    "B8": (("first", "B8.first", "a connection's first request is not read: with RequestReadTimeout "
+            "above 0 the read waits in Socket.CanRead (select), which never sees a descriptor "
+            "above 1023"),
+           ("next", "B8.next", "on a kept-alive connection the next request is never read: "
+            "TFPHTTPConnection.RequestPending asks Socket.CanRead (select)"),
+           ("polled", "B8.polled", "in thread mode polled a connection is never read: "
+            "TFPPolledConnectionHandler.CheckConnection asks Socket.CanRead(0) (select)")),
+}
+
+
+def symptoms(defect: str) -> list[tuple[str, str, str]]:
+    """(symptom, measure, text) for each of defect's symptoms; one
+    ("", defect, "") for a defect with a single symptom."""
+    return list(SYMPTOMS.get(defect, (("", defect, ""),)))
 HEAVY = {"B7", "B8"}
 CAPTURES = {"wire-lo": False, "wire-veth": True}   # column -> over veth
 
@@ -1024,8 +1111,8 @@ def retried(run, outdir: Path, tag: str) -> Verdict:
 
 def measure(name: str, row: Row, outdir: Path, use_strace: bool) -> Verdict:
     outdir.mkdir(parents=True, exist_ok=True)
-    if row.platform == "win64" and name in WINE_NA:
-        return Verdict("n/a", WINE_NA[name])
+    if row.platform == "win64" and name.split(".")[0] in WINE_NA:
+        return Verdict("n/a", WINE_NA[name.split(".")[0]])
     return retried(lambda d: MEASURES[name](row, d, use_strace), outdir, name)
 
 

@@ -65,6 +65,8 @@ static json_t *jparams(const struct opts *o, const char *scn)
         kj_set(p, "connections", json_integer(o->connections));
     if (is(scn, "fdscale"))
         kj_set(p, "sample", json_integer(o->sample));
+    if (is(scn, "fdscale"))
+        kj_set(p, "sample_requests", json_integer(o->sample_requests));
     kj_set(p, "max_body", json_integer((json_int_t)o->max_body));
     return p;
 }

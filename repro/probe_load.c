@@ -217,7 +217,8 @@ struct fdscale {
     int *fds, *ports;
     struct ax *ax; /* lo + hi exchanges */
     struct ax **ptr;
-    int answered_low, answered_high;
+    int answered_low, answered_high; /* round 1 */
+    int rounds, round_low[100], round_high[100]; /* answered in each round (--sample-requests) */
     long nofile;
     long accept_queue; /* left in the server's accept queue when sampling (-1: not visible) */
     double accept_wait_ms;
@@ -265,6 +266,10 @@ static int fds_index(const struct fdscale *F, int s)
     return s < F->lo ? s : F->opened - F->hi + (s - F->lo);
 }
 
+/* --sample-requests rounds: in each, one request on every sampled
+ * connection that was answered in the round before, all at once; a round
+ * starts when the last one ended (answered or the deadline).  Round 2 is
+ * the next request on a kept-alive connection. */
 static void fds_sample(struct fdscale *F, const struct opts *o, const char *req, size_t rlen)
 {
     int ns = F->lo + F->hi;
@@ -272,18 +277,30 @@ static void fds_sample(struct fdscale *F, const struct opts *o, const char *req,
     for (int s = 0; s < ns; s++) {
         int i = fds_index(F, s);
         F->ax[s] = (struct ax){.fd = F->fds[i], .index = i, .port = F->ports[i]};
-        F->ptr[s] = &F->ax[s];
-        ax_start(&F->ax[s], req, rlen);
     }
-    int64_t deadline = tc_now_us() + (int64_t)o->deadline_ms * 1000;
-    while (poll_step(F->ptr, ns, pfd, deadline, o)) {
+    for (F->rounds = 0; F->rounds < o->sample_requests; F->rounds++) {
+        int n = 0;
+        for (int s = 0; s < ns; s++) {
+            if (F->rounds > 0 && F->ax[s].oc != OC_RESPONSE)
+                continue; /* not answered before: nothing to ask again */
+            F->ptr[n++] = &F->ax[s];
+            ax_start(&F->ax[s], req, rlen);
+        }
+        int64_t deadline = tc_now_us() + (int64_t)o->deadline_ms * 1000;
+        while (poll_step(F->ptr, n, pfd, deadline, o)) {
+        }
+        int *lo = &F->round_low[F->rounds], *hi = &F->round_high[F->rounds];
+        *lo = *hi = 0;
+        for (int k = 0; k < n; k++) {
+            struct ax *a = F->ptr[k];
+            if (a->state != AX_DONE)
+                a->oc = OC_TIMEOUT;
+            if (a->oc == OC_RESPONSE)
+                *(a - F->ax < F->lo ? lo : hi) += 1;
+        }
     }
-    for (int s = 0; s < ns; s++) {
-        if (F->ax[s].state != AX_DONE)
-            F->ax[s].oc = OC_TIMEOUT;
-        if (F->ax[s].oc == OC_RESPONSE)
-            *(s < F->lo ? &F->answered_low : &F->answered_high) += 1;
-    }
+    F->answered_low = F->round_low[0];
+    F->answered_high = F->round_high[0];
     free(pfd);
 }
 
@@ -301,6 +318,14 @@ static void fds_json(FILE *f, const struct fdscale *F, const struct opts *o)
     kj_set(j, "accept_wait_ms", kj_fixed(true, F->accept_wait_ms, 1));
     kj_set(j, "answered_low", json_integer(F->answered_low));
     kj_set(j, "answered_high", json_integer(F->answered_high));
+    json_t *rounds = json_array();
+    for (int r = 0; r < F->rounds; r++) {
+        json_t *e = json_object();
+        kj_set(e, "answered_low", json_integer(F->round_low[r]));
+        kj_set(e, "answered_high", json_integer(F->round_high[r]));
+        kj_push(rounds, e);
+    }
+    kj_set(j, "rounds", rounds);
     for (int s = 0; s < F->lo + F->hi; s++) {
         const struct ax *a = &F->ax[s];
         bool ok = a->oc == OC_RESPONSE;
@@ -326,7 +351,9 @@ static void fds_human(FILE *f, const struct fdscale *F, const struct opts *o)
         fprintf(f, "accept queue before the sample: %ld left after %.1f ms\n", F->accept_queue, F->accept_wait_ms);
     else
         fputs("accept queue before the sample: not visible (server not on this host)\n", f);
-    fprintf(f, "answered: first %d: %d, last %d: %d\n", F->lo, F->answered_low, F->hi, F->answered_high);
+    for (int r = 0; r < F->rounds; r++)
+        fprintf(f, "answered, request %d: first %d: %d, last %d: %d\n", r + 1, F->lo, F->round_low[r], F->hi,
+                F->round_high[r]);
     for (int s = 0; s < F->lo + F->hi; s++) {
         const struct ax *a = &F->ax[s];
         fprintf(f, "  #%-6d lport %5d  %-14s", a->index, a->port, oc_name[a->oc]);

@@ -41,7 +41,8 @@ test_need=(libcunit1-dev:/usr/include/CUnit/Basic.h)
 test_want=(clang:/usr/bin/clang
            libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
            valgrind:/usr/bin/valgrind
-           netcat-openbsd:/usr/bin/nc.openbsd)
+           netcat-openbsd:/usr/bin/nc.openbsd
+           ncat:/usr/bin/ncat)
 # --list: 'ROLE PACKAGE FILE' a line, ROLE main, optional or test (the
 # fresh-machine step, tests/fresh/, hides packages by role).
 if [[ ${1:-} == --list ]]; then

@@ -49,11 +49,15 @@
 #                 keep-alive clients over fewer pool workers, threads and
 #                 descriptors back after the clients leave; model and real
 #                 trunk, stock, the B6 fix and all, and a fixture that must fail
-#   bisect        repro/bisect/results.json well formed; B1's bisect re-run end
-#                 to end over the history bundle, same answer as the file
+#   bisect        repro/bisect/results.json well formed, an entry per symptom
+#                 of B8 (first, next) and the check fails on a bent one; B1's
+#                 bisect re-run end to end over the history bundle, same
+#                 answer as the file
 #   min           the minimal Pascal reproducers (repro/fpc/min/bN.lpr): each
 #                 shows its defect on stock with its header's command, not
-#                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides
+#                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides;
+#                 a command that runs nc or curl with every variant found
+#                 (MIN_CURLS adds curls); the text prints the command whole
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
 # default 4); each step's output is printed whole when it ends, with a
 # progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
@@ -233,6 +237,25 @@ step_hazards() { python3 repro/hazards.py --short; }
 step_bisect() {
     local rc=0
     python3 repro/bisect/bisect.py --check repro/bisect/results.json || rc=1
+    # The check's power: a B8 without its 'next' entry, and one whose 'next'
+    # names no parent verdict, must each fail it.
+    python3 - <<'PY' || rc=1
+import json, subprocess, sys, tempfile
+d = json.load(open("repro/bisect/results.json"))
+tmp = tempfile.TemporaryDirectory()
+cases = {"no-next": lambda e: e["symptoms"].pop("next"),
+         "next-without-parent-verdicts": lambda e: e["symptoms"]["next"]["verification"].update(parents=[])}
+for name, bend in cases.items():
+    x = json.loads(json.dumps(d))
+    bend(x["B8"])
+    f = f"{tmp.name}/{name}.json"
+    json.dump(x, open(f, "w"))
+    r = subprocess.run([sys.executable, "repro/bisect/bisect.py", "--check", f], capture_output=True, text=True)
+    ok = r.returncode == 1 and "[FAIL]" in r.stdout
+    print(f"TEST: bisect check fails on a B8 {name} " + ("[ OK ]" if ok else f"[FAIL] exit {r.returncode}"))
+    if not ok:
+        sys.exit(1)
+PY
     python3 repro/bisect/bisect.py B1 --expect repro/bisect/results.json
     case $? in 0) ;; 4) ((rc)) || rc=4 ;; *) rc=1 ;; esac
     return $rc

@@ -5,13 +5,19 @@ usage: repro/bisect/bisect.py DEFECT [--hist PATH] [--rev REV]
                               [--results FILE] [--expect FILE]
        repro/bisect/bisect.py --check FILE
 
-DEFECT   B1..B8.
+DEFECT   B1..B8, or one symptom of a defect that has several
+         (kit.SYMPTOMS: B2.thread, B2.polled, B2.pool, B8.first,
+         B8.next, B8.polled).  A defect with several symptoms
+         is bisected once per symptom, each with its own measure.
 --hist   an FPCSource history: a clone (a maintainer's own; it is cloned
          --shared, never checked out or bisected in place) or a bundle
          (default: ../shared/upstream/fpcsource-1dba64b-history.bundle).
 --rev    the bad end (default: the bundle's main, a clone's HEAD).
---results  add the answer to this JSON file (one entry per defect).
---expect   compare the answer with this file's entry and fail if it differs.
+--results  add the answer to this JSON file (one entry per defect; a
+           defect with several symptoms has one entry per symptom under
+           "symptoms", and its own fields are its first symptom's).
+--expect   compare the answer with this file's entry (per symptom) and
+           fail if it differs.
 --check  only check that every entry of FILE is well formed.
 
 How: the tip must show the defect (the kit's verdict).  The good end is the
@@ -215,6 +221,12 @@ def answer(defect: str, hist: Path, rev: str | None) -> dict:
         skipped = [{"upstream": s["upstream"], "date": s["date"], "reason": s["reason"]}
                    for s in steps if s["exit"] == SKIP]
         tested = [s for s in steps if s["exit"] != SKIP]
+        # Each distinct reason whole (a twice-inconclusive one: its first
+        # figure) with its count: what a text prints, so it need not cut one.
+        reasons: dict[str, int] = {}
+        for sk in skipped:
+            r = sk["reason"].split(" | ")[0]
+            reasons[r] = reasons.get(r, 0) + 1
         entry = {
             "defect": defect, "kind": kind,
             "statement": statement(kind, describe(named_c)) if kind else None,
@@ -229,6 +241,7 @@ def answer(defect: str, hist: Path, rev: str | None) -> dict:
                              "parents": [{k: p[k] for k in ("upstream", "state", "reason", "seconds")}
                                          for p in parents]},
             "bisect": {"seconds": b["seconds"], "tested": len(tested), "skipped": skipped,
+                       "skipped_reasons": [{"count": n, "reason": r} for r, n in reasons.items()],
                        # the seconds depend on it: a compile is 1-4 s, a cached build none
                        "builds_from_cache": sum(1 for s in steps if s["build_cached"]),
                        "builds_compiled": sum(1 for s in steps if s["build_cached"] is False),
@@ -264,6 +277,12 @@ def check_entry(d: str, e: dict) -> list[str]:
         bad.append(f"{d}: statement does not match first_bad")
     if len(fb.get("upstream", "")) != 40 or not fb.get("date") or not fb.get("subject"):
         bad.append(f"{d}: first_bad needs a 40-digit upstream hash, a date and a subject")
+    why_ok = (v.get("why") == "defect at the named commit, absent at every parent"
+              if e["kind"] == "introduced" else
+              str(v.get("why")).startswith(("defect at the named commit; its parent(s) cannot be tested",
+                                            "root commit")))
+    if not why_ok:
+        bad.append(f"{d}: verification why {str(v.get('why'))[:60]!r} does not go with '{e['kind']}'")
     if not v.get("ok") or v.get("named", {}).get("state") != "reproduced":
         bad.append(f"{d}: verification: the named commit must show the defect")
     pstates = [p.get("state") for p in v.get("parents", [])]
@@ -279,12 +298,65 @@ def check_entry(d: str, e: dict) -> list[str]:
     return bad
 
 
+# Fields of a symptom's entry that its defect's own fields repeat (the
+# first symptom's: what the matrix column judges, what older readers read).
+MIRRORED = ("kind", "statement", "first_bad", "parents", "verification")
+
+
+def check_symptoms(d: str, e: dict) -> list[str]:
+    """A defect with several symptoms (kit.SYMPTOMS): an entry for each,
+    well formed, judged by its own measure; the defect's own fields the
+    first symptom's."""
+    want = history.kit.symptoms(d)
+    syms = e.get("symptoms")
+    if len(want) == 1:
+        return [f"{d}: symptoms, but kit.SYMPTOMS has none for {d}"] if syms is not None else []
+    if not isinstance(syms, dict):
+        return [f"{d}: no per-symptom entries (want {', '.join(n for n, _, _ in want)})"]
+    bad = [f"{d}: no entry for symptom {n}" for n, _, _ in want if n not in syms]
+    bad += [f"{d}: symptom {n} is not in kit.SYMPTOMS" for n in syms if n not in {w[0] for w in want}]
+    for n, measure, text in want:
+        s = syms.get(n)
+        if s is None:
+            continue
+        bad += [f"{d}.{n}: {p.split(': ', 1)[1]}" for p in check_entry(d, s)]
+        if (s.get("symptom"), s.get("measure"), s.get("symptom_text")) != (n, measure, text):
+            bad.append(f"{d}.{n}: symptom/measure/symptom_text do not match kit.SYMPTOMS")
+    first = syms.get(want[0][0], {})
+    if any(e.get(k) != first.get(k) for k in MIRRORED):
+        bad.append(f"{d}: its own fields are not those of its first symptom {want[0][0]}")
+    return bad
+
+
 def check_file(path: Path) -> list[str]:
     data = json.loads(path.read_text())
     bad = [f"no entry for {d}" for d in history.kit.DEFECTS if d not in data]
     for d, e in sorted(data.items()):
-        bad += check_entry(d, e)
+        bad += check_entry(d, e) + check_symptoms(d, e)
     return bad
+
+
+def store(data: dict, defect: str, e: dict) -> None:
+    """e (one symptom's answer, or a one-symptom defect's) into data."""
+    if not e.get("symptom"):
+        data[defect] = e
+        return
+    entry = data.get(defect) or {}
+    syms = entry.get("symptoms") if isinstance(entry.get("symptoms"), dict) else {}
+    syms[e["symptom"]] = e
+    order = [n for n, _, _ in history.kit.symptoms(defect)]
+    syms = dict(sorted(syms.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
+    first = syms.get(order[0])
+    entry = {**(first if first else entry), "symptoms": syms}
+    if first:   # the defect's own fields: its first symptom's, without the symptom's name
+        for k in ("symptom", "measure", "symptom_text"):
+            entry.pop(k, None)
+    data[defect] = entry
+
+
+def expected(data: dict, defect: str, symptom: str) -> dict:
+    e = data.get(defect, {})
+    return e.get("symptoms", {}).get(symptom, {}) if symptom else e
 
 
 def main() -> int:
@@ -300,11 +372,25 @@ def main() -> int:
         problems = check_file(a.check)
         for p in problems:
             print(f"bisect: {a.check.name}: {p}")
+        data = json.loads(a.check.read_text())
+        for d in history.kit.DEFECTS:   # a line per symptom of the defects that have several
+            for n, measure, _ in (history.kit.symptoms(d) if len(history.kit.symptoms(d)) > 1 else []):
+                s = data.get(d, {}).get("symptoms", {}).get(n)
+                mine = [p for p in problems if p.startswith(f"{d}.{n}:") or p.startswith(f"{d}: ")]
+                print(f"TEST: bisect {a.check.name} {measure} well formed " + (
+                    f"[ OK ] {s['statement']}; parents: "
+                    + ", ".join(f"{p['upstream'][:10]} {p['state']}" for p in s["verification"]["parents"])
+                    if s and not mine else f"[FAIL] {'; '.join(mine) or 'no entry'}"))
         print(f"TEST: bisect {a.check.name} well formed "
               + ("[ OK ]" if not problems else f"[FAIL] {len(problems)} problems"))
         return 1 if problems else 0
-    if a.defect not in history.kit.DEFECTS:
+    base, _, only = (a.defect or "").partition(".")
+    if base not in history.kit.DEFECTS:
         ap.error(f"DEFECT must be one of {', '.join(history.kit.DEFECTS)}")
+    targets = [t for t in history.kit.symptoms(base) if not only or t[0] == only]
+    if not targets:
+        ap.error(f"{base} has no symptom {only!r} (kit.SYMPTOMS: "
+                 f"{', '.join(n for n, _, _ in history.kit.symptoms(base)) or 'one symptom'})")
     for need, why in ((history.FPC, "no trunk toolchain (make fpc-trunk)"),
                       (history.kit.PROBE, "no probe (make build/probe)")):
         if not need.exists():
@@ -313,24 +399,30 @@ def main() -> int:
     if not a.hist.exists():
         print(f"TEST: bisect {a.defect} [SKIP] no FPCSource history at {a.hist} (FPCHIST=...)")
         return 4
-    e = answer(a.defect, a.hist.resolve(), a.rev)
-    b = e["bisect"]
-    say(f"{a.defect}: {e['statement'] or 'NO VERIFIED ANSWER'}; bisect {b['seconds']} s, "
-        f"{b['tested']} tested, {len(b['skipped'])} skipped; verification: {e['verification']['why']}")
-    if a.results:
-        data = json.loads(a.results.read_text()) if a.results.exists() else {}
-        data[a.defect] = e
-        a.results.write_text(json.dumps(dict(sorted(data.items(), key=lambda kv: int(kv[0][1:]))),
-                                        indent=1) + "\n")
-    ok = e["kind"] is not None
-    if a.expect:
-        want = json.loads(a.expect.read_text()).get(a.defect, {})
-        same = (want.get("kind"), want.get("first_bad", {}).get("upstream")) == \
-               (e["kind"], e["first_bad"]["upstream"])
-        ok = ok and same
-        print(f"TEST: bisect {a.defect} end to end " + (
-            f"[ OK ] {e['statement']} ({e['seconds_total']} s)" if ok else
-            f"[FAIL] got {e['statement']}, {a.expect.name} says {want.get('statement')}"))
+    ok = True
+    for symptom, measure, text in targets:
+        e = answer(measure, a.hist.resolve(), a.rev)
+        e["defect"] = base
+        if symptom:
+            e.update(symptom=symptom, measure=measure, symptom_text=text)
+        b = e["bisect"]
+        say(f"{measure}: {e['statement'] or 'NO VERIFIED ANSWER'}; bisect {b['seconds']} s, "
+            f"{b['tested']} tested, {len(b['skipped'])} skipped; verification: {e['verification']['why']}")
+        if a.results:
+            data = json.loads(a.results.read_text()) if a.results.exists() else {}
+            store(data, base, e)
+            a.results.write_text(json.dumps(dict(sorted(data.items(), key=lambda kv: int(kv[0][1:]))),
+                                            indent=1) + "\n")
+        one = e["kind"] is not None
+        if a.expect:
+            want = expected(json.loads(a.expect.read_text()), base, symptom)
+            same = (want.get("kind"), want.get("first_bad", {}).get("upstream")) == \
+                   (e["kind"], e["first_bad"]["upstream"])
+            one = one and same
+            print(f"TEST: bisect {measure} end to end " + (
+                f"[ OK ] {e['statement']} ({e['seconds_total']} s)" if one else
+                f"[FAIL] got {e['statement']}, {a.expect.name} says {want.get('statement')}"))
+        ok = ok and one
     return 0 if ok else 1
 
 

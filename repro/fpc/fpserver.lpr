@@ -875,7 +875,9 @@ begin
       if MaxLive <> 0 then   { no cap: what a tree without one always does }
         Unsupported('--max-live-connection-count', 'no MaxLiveConnectionCount in this fcl-web (only 0, no cap)');
       {$endif}
-    if ReadTimeout >= 0 then
+    { 0 disables the per-read time-out; a tree without RequestReadTimeout
+      never had one, so 0 is what it does anyway. }
+    if (ReadTimeout > 0) or ((ReadTimeout = 0) and IsPublishedProp(Server, 'RequestReadTimeout')) then
       SetPublished(Server, 'RequestReadTimeout', '--request-read-timeout', ReadTimeout);
     if NoStrictURL then
       SetPublished(Server, 'StrictASCIIURL', '--no-strict-ascii-url', 0);

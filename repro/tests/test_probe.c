@@ -15,7 +15,7 @@ const char *prog = "probe";
 
 static const struct opts defaults = {.scenario = "seq", .path = "/ping", .n = 30, .gap_ms = 300, .k = 3,
                                      .deadline_ms = 3000, .connections = 4, .rounds = 40, .max_idle_ms = 400,
-                                     .seed = 1, .sample = 10, .max_body = 1ull << 30};
+                                     .seed = 1, .sample = 10, .sample_requests = 1, .max_body = 1ull << 30};
 static struct opts o;
 static char msg[8192];
 
@@ -81,11 +81,12 @@ static void t_forms(void)
     CU_ASSERT_STRING_EQUAL(o.hosthdr, "127.0.0.1:8080");
     /* --opt=V, options after HOST PORT, short options glued, IPv6. */
     CU_ASSERT_EQUAL(parse("::1", "--scenario=fdscale", "81", "--connections=1100", "--sample=3", "-k7",
-                          "--gap-ms=0", "--path=/slow?ms=5", "--max-body=0", NULL),
+                          "--sample-requests=2", "--gap-ms=0", "--path=/slow?ms=5", "--max-body=0", NULL),
                     0);
     CU_ASSERT_STRING_EQUAL(o.scenario, "fdscale");
     CU_ASSERT_EQUAL(o.connections, 1100);
     CU_ASSERT_EQUAL(o.sample, 3);
+    CU_ASSERT_EQUAL(o.sample_requests, 2);
     CU_ASSERT_EQUAL(o.k, 7);
     CU_ASSERT_EQUAL(o.gap_ms, 0);
     CU_ASSERT_STRING_EQUAL(o.path, "/slow?ms=5");

@@ -7,12 +7,13 @@ program b4;
 
   Compile:  fpc b4.lpr      (FPC trunk; 3.2.2 too)
   Run:      ./b4 8080        (the port; it prints what it listens on)
-  Command:  curl -sv http://127.0.0.1:8080/ http://127.0.0.1:8080/ 2>&1 >/dev/null | grep -E '^< (HTTP|Connection:)|^\* (Connected|Connection|Closing)'
-  Expected: "< Connection: close" in each response, since the server
-            closes each connection after it ("* Closing connection 0")
-  Actual:   no "< Connection:" line; curl keeps the socket ("* Connection
-            #0 to host 127.0.0.1 left intact") and finds it closed only
-            when it comes to reuse it ("* Connection 0 seems to be dead")
+  Command:  curl -s -o /dev/null -D - -w 'num_connects %{num_connects}\n' 'http://127.0.0.1:8080/?[1-2]' | grep -iE '^(HTTP/|Connection:|num_connects)'
+  Expected: "Connection: close" in each response, since the server
+            closes each connection after it: curl opens a new one for
+            the second request (num_connects 1 each time)
+  Actual:   no "Connection:" line, and still num_connects 1 each time:
+            the server closed the connection without saying so, and curl
+            found its kept socket dead when it came to reuse it
   FPC 3.2.2: the same. }
 {$mode objfpc}{$H+}
 uses {$ifdef unix}cthreads,{$endif} SysUtils, fphttpserver;

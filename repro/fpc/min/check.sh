@@ -15,7 +15,15 @@
 #     by counts in that command's output (responses, hook lines, headers),
 #     for B3 by the same-run ratio of reused to fresh-connection medians
 #     with the kit's bounds (repro/kit.py).  An inconclusive run is made
-#     once more on a new server, and the second decides.
+#     once more on a new server, and the second decides;
+#   - a command that runs nc or curl is run once per variant of that tool
+#     found here (nc: OpenBSD netcat, ncat, traditional netcat; curl: the
+#     one on PATH and each binary in MIN_CURLS, e.g. a curl 8 beside
+#     Debian 12's curl 7), the variant first on PATH under the name the
+#     command uses: the answer must not depend on the client's habits
+#     (ncat half-closes at the end of its input, OpenBSD nc does not);
+#   - the command in the tracker text (repro/upstream_texts.py reproduce())
+#     must be the header's, whole: what is run is what is printed.
 # Builds are cached in build/min/<toolchain>/<set>/ (key: the toolchain's
 # identity, the set's patches, the program, repro/fpc/build.sh); the last
 # run's raw outputs are in results/min/.
@@ -30,12 +38,7 @@ source "$top/scripts/lib.sh"
 trap kit_cleanup EXIT
 trap 'exit 143' TERM INT
 
-require_command curl curl min
-require_command nc netcat-openbsd min
-if ! nc -h 2>&1 | grep -q OpenBSD; then   # the headers' nc: ends when the server closes
-    test_skip min "nc is not OpenBSD netcat (Debian package: netcat-openbsd)"
-    exit "$KSFT_SKIP"
-fi
+require_command bash bash min
 require_command ss iproute2 min
 require_command timeout coreutils min
 TRUNK=$top/build/fpc-trunk/bin/fpc
@@ -56,6 +59,30 @@ print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') || die "cannot read the B3 bound
 
 # header_line PROG FIELD: the one-line value of "  FIELD:  ..." in PROG's header.
 header_line() { sed -n "s/^  $2:  //p" "$here/$1.lpr" | head -1; }
+
+# tool_of PROG: the client tool PROG's command and control run (nc or
+# curl), or nothing (bash and coreutils only).
+tool_of() {
+    local c
+    c=" $(header_line "$1" Command) $(header_line "$1" Control) "
+    if [[ $c =~ [^[:alnum:]_./-]nc[[:space:]] ]]; then echo nc
+    elif [[ $c =~ [^[:alnum:]_./-]curl[[:space:]] ]]; then echo curl; fi
+}
+
+# The variants of a tool, 'TOOL NAME BINARY' lines; each gets a shim folder
+# (clients/NAME/TOOL -> BINARY) that run_cmd puts first on PATH.
+client_variants() {
+    local b v
+    for b in nc.openbsd ncat nc.traditional; do
+        b=$(command -v "$b") || continue
+        case $b in *openbsd) v=nc-openbsd ;; *ncat) v="ncat-$(ncat --version 2>&1 | awk '{print $3; exit}')" ;; *) v=nc-traditional ;; esac
+        echo "nc $v $b"
+    done
+    for b in $(command -v curl) ${MIN_CURLS:-}; do
+        [[ -x $b ]] || { note "MIN_CURLS: $b is not executable"; continue; }
+        echo "curl curl-$("$b" --version | awk '{print $2; exit}') $b"
+    done
+}
 
 fpc_of() { if [[ $1 == trunk ]]; then echo "$TRUNK"; else echo "$FPC322"; fi; }
 
@@ -142,7 +169,7 @@ start_server() {
 # watchdog had to end it.
 run_cmd() {
     local pid rc
-    timeout "$WATCHDOG_S" bash -c "$1" > "$2" 2> "$2.err" &
+    PATH=${SHIM:+$SHIM:}$PATH timeout "$WATCHDOG_S" bash -c "$1" > "$2" 2> "$2.err" &
     pid=$!
     KIT_PIDS+=("$pid")
     wait "$pid"
@@ -194,11 +221,11 @@ judge_b3() {
             print (q >= stall ? "defect" : q <= clean ? "fixed" : "inconclusive"), fig
         }' "$1" "$1.ctl"
 }
-judge_b4() {
-    local ok closes conns dead
-    ok=$(grep -c '^< HTTP/1.1 200' "$1") closes=$(grep -c '^< Connection: close' "$1")
-    conns=$(grep -c '^\* Connected to' "$1") dead=$(grep -c 'seems to be dead' "$1")
-    local fig="$ok responses on $conns connections, $closes with 'Connection: close'; curl found $dead dead"
+judge_b4() {   # the response heads (curl -D -) and each transfer's num_connects
+    local ok closes conns
+    ok=$(grep -c '^HTTP/1.1 200' "$1") closes=$(grep -ic '^Connection: close' "$1")
+    conns=$(awk '$1 == "num_connects" { n += $2 } END { print n + 0 }' "$1")
+    local fig="$ok responses on $conns connections, $closes with 'Connection: close'"
     if ((ok != 2 || conns != 2)); then echo "inconclusive $fig (want 2 responses, the server closing after each)"
     elif ((closes == 0)); then echo "defect $fig"
     elif ((closes == 2)); then echo "fixed $fig"
@@ -248,9 +275,11 @@ one_run() {
     VERDICT=$("judge_$prog" "$base.out" "$base.server.log")
 }
 
-# case PROG TOOL SET WANT NAME: one TEST line.  WANT: defect or fixed.
+# case PROG TOOL SET WANT CLIENT NAME: one TEST line.  WANT: defect or
+# fixed; CLIENT: the client variant (- for none).
 run_case() {
-    local prog=$1 tool=$2 set=$3 want=$4 name=$5 exe state fig first=""
+    local prog=$1 tool=$2 set=$3 want=$4 client=$5 name=$6 exe state fig first="" SHIM=""
+    [[ $client != - ]] && SHIM=$tmp/clients/$client
     if [[ $prog == b8 ]] && [[ $(ulimit -Hn) != unlimited ]] && (($(ulimit -Hn) < FD_LIMIT)); then
         test_skip "$name" "hard descriptor limit $(ulimit -Hn) below $FD_LIMIT"
         return
@@ -260,37 +289,74 @@ run_case() {
         test_fail "$name" "no build ($(tail -1 "$top/build/min/$tool/$set/$prog.build.log" 2>/dev/null))"
         return
     fi
-    one_run "$prog" "$exe" "$prog-$tool-$set"
+    local base=$prog-$tool-$set${SHIM:+-$client}
+    one_run "$prog" "$exe" "$base"
     if [[ $VERDICT == inconclusive* ]]; then
         first=" (second run; the first: ${VERDICT#* })"
-        one_run "$prog" "$exe" "$prog-$tool-$set-again"
+        one_run "$prog" "$exe" "$base-again"
     fi
     state=${VERDICT%% *} fig=${VERDICT#* }$first
     if [[ $state == "$want" ]]; then test_ok "$name" "$fig"; else test_fail "$name" "$state: $fig"; fi
 }
 
-# The cases: 'PROG TOOL SET WANT NAME' lines.
+# The cases: 'PROG TOOL SET WANT CLIENT NAME' lines, for each client
+# variant of the tool PROG's command runs (CLIENT -: it runs none).
 cases() {
-    local d p pd needs prog exp322=""
+    local d p pd needs prog exp322="" ctool clients c
     [[ -n $T322 ]] && exp322=$(expect_322)
     for d in ${DEFECTS}; do
         prog=b${d#B}
-        echo "$prog trunk stock defect min $prog trunk stock shows defect"
-        while read -r p pd needs; do
-            [[ $pd == "$d" ]] || continue
-            if [[ -n $needs ]]; then
-                echo "$prog trunk $p+$needs fixed min $prog trunk $p+$needs fixed"
-                echo "$prog trunk $p defect min $prog trunk $p without $needs shows defect"
-            else
-                echo "$prog trunk $p fixed min $prog trunk $p fixed"
-            fi
-        done <<< "$PATCHES"
-        [[ -n $T322 ]] || continue
-        case $(awk -v d="$d" '$1 == d { print $2 }' <<< "$exp322") in
-        reproduced) echo "$prog $T322 stock defect min $prog $T322 shows defect" ;;
-        fixed) echo "$prog $T322 stock fixed min $prog $T322 not affected" ;;
-        esac
+        [[ -f $here/$prog.lpr ]] || continue
+        ctool=$(tool_of "$prog")
+        if [[ -z $ctool ]]; then clients=-
+        else clients=$(awk -v t="$ctool" '$1 == t { print $2 }' <<< "$VARIANTS"); fi
+        [[ -n $clients ]] || continue   # reported as a skip below
+        for c in $clients; do
+            local via=""
+            [[ $c != - ]] && via=" via $c"
+            {
+                echo "$prog trunk stock defect min $prog trunk stock shows defect"
+                while read -r p pd needs; do
+                    [[ $pd == "$d" ]] || continue
+                    if [[ -n $needs ]]; then
+                        echo "$prog trunk $p+$needs fixed min $prog trunk $p+$needs fixed"
+                        echo "$prog trunk $p defect min $prog trunk $p without $needs shows defect"
+                    else
+                        echo "$prog trunk $p fixed min $prog trunk $p fixed"
+                    fi
+                done <<< "$PATCHES"
+                if [[ -n $T322 ]]; then
+                    case $(awk -v d="$d" '$1 == d { print $2 }' <<< "$exp322") in
+                    reproduced) echo "$prog $T322 stock defect min $prog $T322 shows defect" ;;
+                    fixed) echo "$prog $T322 stock fixed min $prog $T322 not affected" ;;
+                    esac
+                fi
+            } | awk -v c="$c" -v via="$via" '{ $5 = c " " $5; print $0 via }'
+        done
     done
+}
+
+# printed_check PROG...: a TEST line each: the tracker text's command block
+# (upstream_texts.reproduce) holds the header's Command and Control whole.
+printed_check() {
+    python3 - "$@" <<'PY'
+import subprocess, sys
+sys.path.insert(0, "repro")
+import upstream_texts as u
+for prog in sys.argv[1:]:
+    d = "B" + prog[1:]
+    cmd, ctl = (subprocess.run(["sed", "-n", f"s/^  {f}:  //p", f"repro/fpc/min/{prog}.lpr"],
+                               capture_output=True, text=True).stdout.split("\n")[0]
+                for f in ("Command", "Control"))
+    text = u.reproduce(d)
+    block = text.split("```sh\n", 1)[1].split("\n```", 1)[0].splitlines() if "```sh\n" in text else []
+    missing = [w for w, line in (("Command", cmd), ("Control", ctl and ctl + u.CONTROL_NOTE))
+               if line and line not in block]
+    name = f"min {prog} printed command is the one run"
+    print(f"TEST: {name} [ OK ]" if not missing else
+          f"TEST: {name} [FAIL] the text's block lacks the header's {' and '.join(missing)} "
+          f"whole: {' | '.join(block[2:]) or 'no block'}")
+PY
 }
 
 # 'NAME DEFECT [NEEDS]' per patch, in series order (repro/patchset.py).
@@ -302,11 +368,26 @@ kit_mktemp tmp
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 [[ -n $T322 ]] || note "no $FPC322: FPC 3.2.2 cases not run"
 t0=$SECONDS
+VARIANTS=$(client_variants)
+while read -r t v b; do
+    [[ -n $t ]] || continue
+    mkdir -p "$tmp/clients/$v" && ln -s "$b" "$tmp/clients/$v/$t"
+    note "client variant $v: $b"
+done <<< "$VARIANTS"
 mapfile -t list < <(cases)
-missing=0
+missing=0 progs=()
 for d in $DEFECTS; do
-    [[ -f $here/b${d#B}.lpr ]] || { test_fail "min b${d#B}" "no program $here/b${d#B}.lpr"; missing=1; }
+    prog=b${d#B}
+    [[ -f $here/$prog.lpr ]] || { test_fail "min $prog" "no program $here/$prog.lpr"; missing=1; continue; }
+    progs+=("$prog")
+    ctool=$(tool_of "$prog")
+    if [[ -n $ctool ]] && ! grep -q "^$ctool " <<< "$VARIANTS"; then
+        test_skip "min $prog" "its command runs $ctool, and there is none here (Debian packages: ${ctool/nc/netcat-openbsd or ncat})"
+    elif [[ $ctool == nc ]] && (($(grep -c '^nc ' <<< "$VARIANTS") < 2)); then
+        note "$prog: its command runs nc, and only one nc variant is here: install netcat-openbsd and ncat"
+    fi
 done
+((${#progs[@]})) && printed_check "${progs[@]}" > "$tmp/printed"
 
 # Builds, one at a time (they share the units folder of their set).
 for c in "${list[@]}"; do
@@ -321,12 +402,12 @@ note "builds ready after $((SECONDS - t0)) s"
 i=0 pids=()
 for pass in b3 rest; do
     for c in "${list[@]}"; do
-        read -r prog tool set want name <<< "$c"
+        read -r prog tool set want client name <<< "$c"
         [[ -f $here/$prog.lpr ]] || continue
         { [[ $pass == b3 && $prog != b3 ]] || [[ $pass == rest && $prog == b3 ]]; } && continue
         n=$(printf "%03d" "$i"); i=$((i + 1))
         # shellcheck disable=SC2030,SC2031  # the case's own servers, its own cleanup
-        ( KIT_PIDS=() KIT_TMPS=(); trap kit_cleanup EXIT; run_case "$prog" "$tool" "$set" "$want" "$name" > "$tmp/$n" ) &
+        ( KIT_PIDS=() KIT_TMPS=(); trap kit_cleanup EXIT; run_case "$prog" "$tool" "$set" "$want" "$client" "$name" > "$tmp/$n" ) &
         pids+=($!)
         # shellcheck disable=SC2031
         KIT_PIDS+=($!)
@@ -335,6 +416,6 @@ for pass in b3 rest; do
     done
 done
 for p in "${pids[@]}"; do wait "$p"; forget_pid "$p"; done
-cat "$tmp"/[0-9]*
+cat "$tmp/printed" "$tmp"/[0-9]* 2>/dev/null
 note "done in $((SECONDS - t0)) s"
-! grep -q '\[FAIL\]' "$tmp"/[0-9]* && ((missing == 0))
+! cat "$tmp/printed" "$tmp"/[0-9]* 2>/dev/null | grep -q '\[FAIL\]' && ((missing == 0))
