@@ -499,11 +499,10 @@ def block_patch(name: str) -> str:
 
 def block_defects() -> str:
     """The cover letter's list: one line per defect, its texts and fix."""
-    bis = upstream_texts._json(upstream_texts.BISECT)
     rows = ["| defect | introduced | fix (`patches/fpc/`) | tracker text | evidence |", "|---|---|---|---|---|"]
     for d in DEFECTS:
         fixes = [p.name for p in patchset.patches() if p.defect == d]
-        st = re.sub(r"^Introduced by ", "", bis.get(d, {}).get("statement", "not bisected"))
+        st = upstream_texts.introduced_short(d)
         rows.append(f"| {d}. {title_of(d)} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
                     f"| [report/{d}.md](report/{d}.md) | [report/evidence/{d}.md](report/evidence/{d}.md) |")
     return "\n".join(rows)

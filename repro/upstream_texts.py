@@ -11,6 +11,7 @@ Used by repro/report.py."""
 from __future__ import annotations
 
 import json
+import sys
 import re
 from pathlib import Path
 
@@ -28,43 +29,64 @@ def _json(path: Path) -> dict:
         return {}
 
 
-def clause(text: str, limit: int = 240) -> str:
-    """text whole when short, else cut after its last whole clause within
-    limit, saying so: never mid-word."""
-    if len(text) <= limit:
-        return text
-    cut = max(text.rfind("; ", 0, limit), text.rfind(", ", 0, limit), text.rfind(": ", 0, limit))
-    return (text[:cut] if cut > 0 else text[:text.rfind(" ", 0, limit)]) + " (cut here)"
+def _one_history(r: dict) -> str:
+    """One bisect entry: the commit, then what the commit and its parent
+    showed when built again apart from the bisect."""
+    out = [r["statement"]]
+    if r.get("kind") == "introduced" and r.get("first_bad"):
+        out[0] += f" (`{r['first_bad']['upstream']}`)"
+    v = r.get("verification", {})
+    if v:
+        named = v.get("named", {})
+        par = "; ".join(f"at its parent {p['upstream'][:10]} {p['state']} ({p['reason']})"
+                        for p in v.get("parents", []))
+        out.append(f"built again: at the commit {named.get('state')} ({named.get('reason')}); {par}")
+    return ": ".join(out) + "."
+
+
+def _bisect_run(defect: str, r: dict) -> str:
+    b = r.get("bisect", {})
+    if not b:
+        return ""
+    reasons: dict[str, int] = {}
+    for sk in b.get("skipped", []):
+        # the reason's first clause ("does not compile", "no verdict
+        # twice"); the whole of each is in results.json
+        why = (sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0].split(":")[0]
+        reasons[why] = reasons.get(why, 0) + 1
+    skipped = "; ".join(f"{n} {why}" for why, n in reasons.items()) or "none"
+    return (f"{b.get('tested', '?')} commits built and judged in {b.get('seconds', '?')} s, "
+            f"skipped: {skipped}")
 
 
 def introduced(defect: str) -> str:
-    r = _json(BISECT).get(defect)
-    if not r:
+    """Where the defect came from, per symptom where it has several
+    (repro/bisect/symptoms.py), each claim checked at the commit and its
+    parent."""
+    sys.path.insert(0, str(TOP / "repro" / "bisect"))
+    import symptoms  # noqa: E402
+    entries = symptoms.entries(defect, BISECT)
+    if not entries:
         return f"(no bisect result for {defect} in `repro/bisect/results.json`: `make bisect DEFECT={defect}`)"
-    b = r.get("bisect", {})
-    v = r.get("verification", {})
-    out = [r["statement"] + "."]
-    if r.get("kind") == "introduced" and r.get("first_bad"):
-        fb = r["first_bad"]
-        parents = ", ".join(p["upstream"][:10] for p in r.get("parents", []))
-        out.append(f"Upstream commit `{fb['upstream']}` (parent{'s' if len(r.get('parents', [])) > 1 else ''} "
-                   f"`{parents}`).")
-    if b:
-        reasons: dict[str, int] = {}
-        for sk in b.get("skipped", []):
-            why = clause((sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0])
-            reasons[why] = reasons.get(why, 0) + 1
-        skipped = "; ".join(f"{n}x {why}" for why, n in reasons.items()) or "none"
-        out.append(f"Found by `git bisect run` over the upstream history of fcl-web, fcl-net and "
-                   f"fcl-base (`make bisect DEFECT={defect}`, or `FPCHIST=<your clone>`): "
-                   f"{b.get('tested', '?')} commits built and judged by the kit's own {defect} verdict "
-                   f"in {b.get('seconds', '?')} s; skipped: {skipped}.")
-    if v:
-        named = v.get("named", {})
-        par = "; ".join(f"{p['upstream'][:10]}: {p['state']} ({p['reason']})" for p in v.get("parents", []))
-        out.append(f"Checked apart from the bisect: at the named commit {named.get('state')} "
-                   f"({named.get('reason')}); at its parent {par}.")
-    return " ".join(out)
+    how = (f"`git bisect run` over the upstream history of fcl-web, fcl-net and fcl-base "
+           f"(`make bisect DEFECT={defect}`, or with `FPCHIST=<your clone>`)")
+    if len(entries) == 1:
+        return f"{_one_history(entries[0])} Found by {how}: {_bisect_run(defect, entries[0])}."
+    lines = [f"Per symptom, each found by {how} with its own verdict:", ""]
+    for e in entries:
+        lines.append(f"- *{e['symptom_text']}*: {_one_history(e)} ({_bisect_run(defect, e)})")
+    return "\n".join(lines)
+
+
+def introduced_short(defect: str) -> str:
+    """The commit per symptom, for the cover letter's table."""
+    sys.path.insert(0, str(TOP / "repro" / "bisect"))
+    import symptoms  # noqa: E402
+    out = []
+    for e in symptoms.entries(defect, BISECT):
+        st = re.sub(r"^Introduced by ", "", e.get("statement", "not bisected"))
+        out.append(f"{e['symptom']}: {st}" if e.get("symptom") else st)
+    return "; ".join(out) or "not bisected"
 
 
 # A header field as repro/fpc/min/check.sh reads it (its header_line):
