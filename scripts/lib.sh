@@ -116,6 +116,10 @@ kit_cleanup() {
         stop_pid "${KIT_PIDS[$i]}" TERM
     done
     KIT_PIDS=()
+    for i in "${KIT_NETNS[@]}"; do   # network namespaces we added, after their processes
+        [ -n "$i" ] && ip netns del "$i" 2>/dev/null
+    done
+    KIT_NETNS=()
     for i in "${KIT_TMPS[@]}"; do
         [ -n "$i" ] && [ -d "$i" ] && rm -rf -- "$i"
     done

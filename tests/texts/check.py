@@ -9,7 +9,8 @@ fenced block is one of:
   ```sh      its commands: every line is a line of that program's header
              (Compile, Run, Command, Control, as upstream_texts reads them,
              the way check.sh reads them), so the `min` step runs exactly
-             what is printed (on a port of its own instead of 8080);
+             what is printed (as root in a network namespace per case, on
+             8080);
   ```diff    a patch: exactly the diff of patches/fpc/*.patch (the report
              step's Pascal check);
   ``` (none) an excerpt (captures, strace) and nothing to run.

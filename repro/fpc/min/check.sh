@@ -11,7 +11,9 @@
 #   - build it with Debian's FPC 3.2.2 where the kit's 3.2.2 row
 #     (repro/matrix.py) expects the defect, or expects it absent (then the
 #     program must show it absent: "not affected");
-#   - run each build with the header's command (port substituted) and judge
+#   - run each build with the header's command and judge (as root in a
+#     network namespace per case, on 8080, the command exactly as printed;
+#     otherwise on a free port substituted for 8080)
 #     by counts in that command's output (responses, hook lines, headers),
 #     for B3 by the same-run ratio of reused to fresh-connection medians
 #     with the kit's bounds (repro/kit.py).  An inconclusive run is made
@@ -140,20 +142,39 @@ forget_pid() {
 }
 stop_server() { stop_pid "$1" TERM; forget_pid "$1"; }
 
+# A case runs in a network namespace of its own where it can (root): the
+# program listens on 8080 and the header's command runs exactly as the
+# text prints it.  Elsewhere the port is a free one, substituted for 8080.
+NETNS_OK=0
+if ((EUID == 0)) && ip netns add "kitmin-$$-probe" 2>/dev/null; then
+    ip netns del "kitmin-$$-probe"
+    NETNS_OK=1
+fi
+IN=()   # the prefix that runs a command in the case's namespace, if any
+
+# case_netns N: a namespace for case N with its loopback up; sets IN.
+case_netns() {
+    local ns=kitmin-$$-$1
+    IN=()
+    ((NETNS_OK)) || return 0
+    ip netns add "$ns" && KIT_NETNS+=("$ns") && ip -n "$ns" link set lo up || return 1
+    IN=(ip netns exec "$ns")
+}
+
 # start_server EXE LOG: sets SRV_PID and SRV_PORT once the program has
 # printed its port and its socket listens (polled; another port if the
 # bind failed).
 start_server() {
     local exe=$1 log=$2 port i _
     for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        ( ulimit -n $FD_LIMIT 2>/dev/null; exec "$exe" "$port" ) > "$log" 2>&1 &
+        if ((${#IN[@]})); then port=8080; else port=$(free_port); fi
+        ( ulimit -n $FD_LIMIT 2>/dev/null; exec "${IN[@]}" "$exe" "$port" ) > "$log" 2>&1 &
         SRV_PID=$!
         KIT_PIDS+=("$SRV_PID")
         if wait_for_line "$log" "listening on 127\.0\.0\.1:$port\$" "$SRV_PID"; then
             for ((i = 0; i < 200; i++)); do
                 kill -0 "$SRV_PID" 2>/dev/null || break
-                if ss -Hltnp "sport = :$port" | grep -q "pid=$SRV_PID,"; then
+                if "${IN[@]}" ss -Hltnp "sport = :$port" | grep -q "pid=$SRV_PID,"; then
                     SRV_PORT=$port
                     return 0
                 fi
@@ -169,7 +190,7 @@ start_server() {
 # watchdog had to end it.
 run_cmd() {
     local pid rc
-    PATH=${SHIM:+$SHIM:}$PATH timeout "$WATCHDOG_S" bash -c "$1" > "$2" 2> "$2.err" &
+    PATH=${SHIM:+$SHIM:}$PATH timeout "$WATCHDOG_S" "${IN[@]}" bash -c "$1" > "$2" 2> "$2.err" &
     pid=$!
     KIT_PIDS+=("$pid")
     wait "$pid"
@@ -265,7 +286,7 @@ one_run() {
     VERDICT="inconclusive the server did not start (see $base.server.log)"
     start_server "$exe" "$base.server.log" || return
     cmd=$(header_line "$prog" Command) ctl=$(header_line "$prog" Control)
-    if ! run_cmd "${cmd//8080/$SRV_PORT}" "$base.out" ||
+    if ! run_cmd "${cmd//8080/$SRV_PORT}" "$base.out" ||   # in a namespace, SRV_PORT is 8080
        { [[ -n $ctl ]] && ! run_cmd "${ctl//8080/$SRV_PORT}" "$base.out.ctl"; }; then
         stop_server "$SRV_PID"
         VERDICT="hung the command still ran after ${WATCHDOG_S} s"
@@ -396,6 +417,8 @@ for c in "${list[@]}"; do
     build "$prog" "$tool" "$set" > /dev/null || note "build of $prog ($tool, $set) failed: build/min/$tool/$set/$prog.build.log"
 done
 note "builds ready after $((SECONDS - t0)) s"
+if ((NETNS_OK)); then note "each case in a network namespace of its own: the program on 8080, the commands as printed"
+else note "not root: each case on a free port, substituted for 8080 in the commands"; fi
 
 # Runs: B3's first and alone (its verdict is a latency ratio), then the
 # rest, JOBS at once, each case's line printed in list order.
@@ -407,7 +430,9 @@ for pass in b3 rest; do
         { [[ $pass == b3 && $prog != b3 ]] || [[ $pass == rest && $prog == b3 ]]; } && continue
         n=$(printf "%03d" "$i"); i=$((i + 1))
         # shellcheck disable=SC2030,SC2031  # the case's own servers, its own cleanup
-        ( KIT_PIDS=() KIT_TMPS=(); trap kit_cleanup EXIT; run_case "$prog" "$tool" "$set" "$want" "$client" "$name" > "$tmp/$n" ) &
+        ( KIT_PIDS=() KIT_TMPS=() KIT_NETNS=(); trap kit_cleanup EXIT
+          { if case_netns "$n"; then run_case "$prog" "$tool" "$set" "$want" "$client" "$name"
+            else test_fail "$name" "cannot add a network namespace"; fi; } > "$tmp/$n" ) &
         pids+=($!)
         # shellcheck disable=SC2031
         KIT_PIDS+=($!)
