@@ -32,6 +32,11 @@ writes headers (B4's announced close, B3's coalesced writes); a fixture
 that overwrites the application's Connection header
 (tests/hazards/announce-close-overrides.patch) must fail.
 
+Order: pipelined and back-to-back requests for /bytes/1../bytes/8 on one
+connection: every answer is its own request's (its body length), in
+order, once; all arrive where B2 (pipelined) and, in pool mode, B6 are
+fixed.
+
 Exclusivity: both servers log "served by two threads at once" when a
 thread enters a connection's request handling while another is in it (the
 model in connection_handle_request, the real server around
@@ -213,6 +218,53 @@ def measure_headers(name: str, exe: Path, variant: str, mode: str, outdir: Path)
     return {"row": name, "variant": variant, "mode": mode, "kept": ok, "figure": fig, "answers": answers}
 
 
+# Order and completeness: ORDER_K requests on one connection, for
+# /bytes/1 .. /bytes/ORDER_K, so that each response's body length names the
+# request it answers.  Pipelined (all in one write) and back to back (the
+# next once the last was answered).  Every response must answer its own
+# request, in order, once (the answers are a prefix 1..m); all ORDER_K
+# arrive where the row fixes what stands in the way (B2 for the pipelined
+# ones, B6 in pool mode).  The read bound only ends a wait.
+ORDER_K = 8
+ORDER_WAIT_S = 2.0
+
+
+def ordered_answers(srv: kit.Server, pipelined: bool) -> dict:
+    reqs = [f"GET /bytes/{i} HTTP/1.1\r\nHost: kit\r\n\r\n".encode() for i in range(1, ORDER_K + 1)]
+    lengths: list[int] = []
+    with httpwire.socket.create_connection((srv.address, srv.port), timeout=5) as sock:
+        if pipelined:
+            sock.sendall(b"".join(reqs))
+            got = httpwire.parse_responses(httpwire.read_responses(sock, ORDER_K, ORDER_WAIT_S))
+            lengths = [len(r["body"]) for r in got]
+        else:
+            for req in reqs:
+                sock.sendall(req)
+                got = httpwire.parse_responses(httpwire.read_responses(sock, 1, ORDER_WAIT_S))
+                if not got:
+                    break
+                lengths += [len(r["body"]) for r in got]
+    ordered = lengths == list(range(1, len(lengths) + 1))
+    return {"lengths": lengths, "ordered": ordered, "complete": ordered and len(lengths) == ORDER_K}
+
+
+def expected_complete(variant: str, mode: str, pipelined: bool) -> bool:
+    need = ({"B6"} if mode == "pool" else set()) | ({"B2"} if pipelined else set())
+    return need <= set(patchset.fixed_by(variant))
+
+
+def measure_order(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
+    row = kit.Row(name, variant, path=exe)
+    tag = f"{name.replace(' ', '_').replace('/', '_')}-order-{mode}"
+    srv = kit._server(row, outdir, tag, KEEP + MODES[mode])
+    srv.start()
+    try:
+        runs = {"pipelined": ordered_answers(srv, True), "back to back": ordered_answers(srv, False)}
+    finally:
+        srv.stop()
+    return {"row": name, "variant": variant, "mode": mode, "runs": runs}
+
+
 def expected_fair(variant: str, mode: str) -> bool:
     """Pool mode is fair only once B6 is fixed (stock never answers request
     2, the fixture starves); the other modes are fair on every row."""
@@ -257,9 +309,12 @@ def main() -> int:
         htodo.append(("model fixture announce-close-overrides",
                       build_fixture(Path(tmp), "announce-close-overrides"), "announce-close-overrides"))
         hjobs = [(n, e, v, m) for (n, e, v) in htodo for m in HEADER_MODES]
+        ojobs = [(n, e, v, m) for (n, e, v) in rows() for m in MODES
+                 if not (a.short and n.startswith("real") and m != "pool")]
         with ThreadPoolExecutor(2) as ex:
             results = list(ex.map(lambda j: measure(*j, OUT), jobs))
             hresults = list(ex.map(lambda j: measure_headers(*j, OUT), hjobs))
+            oresults = list(ex.map(lambda j: measure_order(*j, OUT), ojobs))
     for r in results:
         f, res = r["fairness"], r["resources"]
         want = "fair" if expected_fair(r["variant"], r["mode"]) else "starves"
@@ -294,7 +349,15 @@ def main() -> int:
         failures += kit_test(r["kept"] == want, f"hazards {r['row']} {r['mode']} the application's own "
                              f"headers " + ("kept" if want else "overwritten (the fixture must fail)"),
                              r["figure"])
-    a.json.write_text(json.dumps({"fairness": results, "headers": hresults}, indent=1))
+    for r in oresults:
+        for how, run in r["runs"].items():
+            name = f"hazards {r['row']} {r['mode']} {how}"
+            fig = f"body lengths of the answers, in order: {run['lengths']}"
+            failures += kit_test(run["ordered"], f"{name}: every answer its own request's, in order, once", fig)
+            want = expected_complete(r["variant"], r["mode"], how == "pipelined")
+            failures += kit_test(run["complete"] == want, f"{name}: {ORDER_K} of {ORDER_K} answered"
+                                 if want else f"{name}: fewer than {ORDER_K} answered (B2/B6 not fixed here)", fig)
+    a.json.write_text(json.dumps({"fairness": results, "headers": hresults, "order": oresults}, indent=1))
     return 1 if failures else 0
 
 

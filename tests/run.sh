@@ -47,8 +47,10 @@
 #                 POST sizes: every fix holds at every point, clone = real
 #   hazards       what a fix may break (repro/hazards.py): fairness of K
 #                 keep-alive clients over fewer pool workers, threads and
-#                 descriptors back after the clients leave; model and real
-#                 trunk, stock, the B6 fix and all, and a fixture that must fail
+#                 descriptors back after the clients leave, no connection on
+#                 two threads, answers in order and each its own request's,
+#                 the application's own headers kept; model and real trunk,
+#                 stock, the fixes concerned and all, and fixtures that must fail
 #   bisect        repro/bisect/results.json well formed, an entry per symptom
 #                 of B8 (first, next) and the check fails on a bent one; B1's
 #                 bisect re-run end to end over the history bundle, same
