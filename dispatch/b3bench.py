@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -83,6 +85,7 @@ def main(argv: list[str]) -> int:
         print("[bench] b3: [SKIP] no wrk (apt-get install wrk)")
         return 0
     rows = binaries()
+    load0 = os.getloadavg()[0]   # how quiet the machine was: the ratios only compare within a round
     servers = {}
     try:
         for fam, s, b in rows:
@@ -113,7 +116,9 @@ def main(argv: list[str]) -> int:
         if base:
             ratios[name] = [round(x / b, 4) for x, b in zip(rs, base) if b]
     doc = {"rounds": a.rounds, "seconds": a.seconds, "base": BASE,
-           "sets": sets(), "rates": rates, "ratios": ratios, "errors": errors}
+           "sets": sets(), "rates": rates, "ratios": ratios, "errors": errors,
+           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "cpus": os.cpu_count(), "loadavg_before": load0, "loadavg_after": os.getloadavg()[0]}
     (out / "b3bench.json").write_text(json.dumps(doc, indent=1))
     txt = table(doc)
     (out / "b3bench.txt").write_text(txt)

@@ -238,6 +238,34 @@ def block_versions(doc: dict) -> str:
     return "\n".join(lines)
 
 
+BENCH = TOP / "results" / "bench" / "b3bench.json"   # make bench's last run
+BENCH_DOC = DOCS / "b3bench.json"                     # the run the texts show
+
+
+def block_b3_bench() -> str:
+    """make bench's throughput table (dispatch/b3bench.py), from its last
+    run: copied to docs/ so the texts can be regenerated from it."""
+    if BENCH.exists():
+        shutil.copyfile(BENCH, BENCH_DOC)
+    if not BENCH_DOC.exists():
+        return "(no `make bench` run yet)"
+    sys.path.insert(0, str(TOP / "dispatch"))
+    import b3bench  # noqa: E402
+    doc = load(BENCH_DOC)
+    out = [b3bench.table(doc).rstrip()]
+    if doc.get("date_utc"):
+        out.append(f"\nRun {doc['date_utc']} on {doc.get('cpus')} cores, load average "
+                   f"{doc.get('loadavg_before', 0):.2f} before and {doc.get('loadavg_after', 0):.2f} after.")
+    lows = []
+    for c in b3bench.CONCURRENCY:
+        r = doc["ratios"].get(f"real trunk|all|{c}")
+        if r:
+            lows.append(f"{min(r):.3f} at -c{c}")
+    if lows:
+        out.append(f"`all` against `{doc['base']}` on the real trunk, lowest round: " + ", ".join(lows) + ".")
+    return "\n".join(out)
+
+
 def block_h2load(results: Path) -> str:
     """PR #554's h2load table, as repro/clients.py wrote it in this run."""
     p = results / "clients" / "h2load.md"
@@ -547,6 +575,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "clients": block_clients(clients),
         "horse": block_horse(doc),
         "h2load": block_h2load(results),
+        "b3-bench": block_b3_bench(),
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),
         "b3-cost": sweep_report.block_cost(sw),
