@@ -24,10 +24,13 @@
 #
 # --kit: Horse's sample built by repro/horse/build.sh from the Horse tree
 # (HORSESRC or the snapshot) with each Horse set, Linux and win64:
-#   stock (Horse ff41415)            stalled on both: the check sees #562
-#   nodelay-unix-only (Horse 3.3.4)  clean on Linux, STALLED on win64: the
-#                                    check catches the Windows regression
-#   + nodelay-every-platform         clean on both
+#   stock (Horse ff41415)             stalled on both: the check sees #562
+#   pr563-simulation (Horse 3.3.4)    clean on Linux, STALLED on win64: the
+#                                     check catches the Windows regression
+#   + pr566-simulation                clean on both
+# The two are the kit's simulations of Horse PRs #563 and #566
+# (repro/horse/sim/: merged upstream, re-expressed on the ff41415 snapshot),
+# not patches for Horse.
 # Exit: 0 as expected, 1 not, 4 skipped; one 'TEST: ...' line per server.
 set -uo pipefail
 kit_name=horse-check
