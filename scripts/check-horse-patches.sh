@@ -9,7 +9,8 @@
 #                Subject): Description, Author, Mitigates: B<n>, Platforms
 #                (unix, windows or all), Horse-Routine, Forwarded, Last-Update
 #                (YYYY-MM-DD), optional Defect: H<n>, optional Provider
-#                (fpc or epoll), optional Needs: <an earlier patch>
+#                (fpc, epoll, or none: no provider code), optional Needs: <an
+#                earlier patch>
 #   git-am       each Horse patch ALONE on a fresh repository of the tree
 #                (each is git format-patch output that applies on ff41415
 #                by itself); the simulations in order, as rows build them
@@ -59,7 +60,7 @@ check_fields() {
         else if (f == "Needs") {
             i = index(series, " " v " ")
             if (i == 0 || split(substr(series, 1, i), b, " ") >= pos) print "Needs names no earlier patch: " v
-        } else if (f == "Provider" && v !~ /^(fpc|epoll)$/) print "Provider: " v
+        } else if (f == "Provider" && v !~ /^(fpc|epoll|none)$/) print "Provider: " v
         else if (f !~ /^(Description|Author|Mitigates|Platforms|Defect|Provider|Needs|Horse-Routine|Forwarded|Last-Update)$/)
             print "field not in the kit form: " f
     }
