@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# scripts/check-horse-patches.sh - check the Horse-side patch series
-# (patches/horse/) against the Horse tree (HORSESRC, default the snapshot
+# scripts/check-horse-patches.sh - check the Horse-side patches
+# (patches/horse/: only what Horse has not merged) and the kit's simulations
+# of merged Horse fixes (repro/horse/sim/: matrix rows only) against the
+# Horse tree (HORSESRC, default the snapshot
 # ../shared/upstream/horse-ff41415.tar.xz).  One TEST line per check:
-#   series-file  series and folder agree
+#   series-file  series and folder agree (both folders)
 #   fields       each patch's DEP-3 fields (in the commit message, after the
 #                Subject): Description, Author, Mitigates: B<n>, Platforms
 #                (unix, windows or all), Horse-Routine, Forwarded, Last-Update
-#                (YYYY-MM-DD), optional Defect: H<n>, optional Needs: <an
+#                (YYYY-MM-DD), optional Defect: H<n>, optional Provider
+#                (fpc, epoll, or none: no provider code), optional Needs: <an
 #                earlier patch>
-#   git-am       the series, in order, git am on a fresh repository of the tree
-#                (so every file is git format-patch output that git am takes)
+#   git-am       each Horse patch ALONE on a fresh repository of the tree
+#                (each is git format-patch output that applies on ff41415
+#                by itself); the simulations in order, as rows build them
+#   tests        each Horse patch adds its test under Horse's tests/
+#   not-merged   no Horse patch says it is already upstream (Forwarded:
+#                not-needed belongs to a simulation in repro/horse/sim/)
 #   compile      every Horse set the matrix rows use (repro/horse/rows.py:
 #                each patch with those it needs) builds with the trunk
 #                compiler for Linux and for win64 (repro/horse/build.sh; cached)
@@ -23,6 +30,7 @@ source "$top/scripts/lib.sh"
 trap kit_cleanup EXIT
 
 dir=$top/patches/horse
+simdir=$top/repro/horse/sim
 horsesrc=${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz}
 require_command git git horse-patch
 [[ -e $horsesrc ]] || { test_skip horse-patch "no Horse tree at $horsesrc (HORSESRC=...)"; exit $KSFT_SKIP; }
@@ -30,9 +38,13 @@ failed=0
 ok()   { test_ok "horse-patch $1"; }
 fail() { test_fail "horse-patch $1" "$2"; failed=1; }
 
-mapfile -t names < <(sed -e 's/#.*//' -e 's/\.patch[[:space:]]*$//' -e '/^[[:space:]]*$/d' "$dir/series")
-listed=$(printf '%s\n' "${names[@]}" | sort) present=$(cd "$dir" && ls ./*.patch | sed 's|^\./||; s/\.patch$//' | sort)
-[[ $listed == "$present" ]] && ok series-file || fail series-file "series: $listed; folder: $present"
+series_names() { sed -e 's/#.*//' -e 's/\.patch[[:space:]]*$//' -e '/^[[:space:]]*$/d' "$1/series"; }
+mapfile -t names < <(series_names "$dir")
+mapfile -t sims < <(series_names "$simdir")
+for d in "$dir" "$simdir"; do
+    listed=$(series_names "$d" | sort) present=$(cd "$d" && ls ./*.patch | sed 's|^\./||; s/\.patch$//' | sort)
+    [[ $listed == "$present" ]] && ok "series-file ${d#"$top"/}" || fail "series-file ${d#"$top"/}" "series: $listed; folder: $present"
+done
 
 # check_fields PATCH POSITION: why the fields are not the kit's Horse form.
 check_fields() {
@@ -48,7 +60,8 @@ check_fields() {
         else if (f == "Needs") {
             i = index(series, " " v " ")
             if (i == 0 || split(substr(series, 1, i), b, " ") >= pos) print "Needs names no earlier patch: " v
-        } else if (f !~ /^(Description|Author|Mitigates|Platforms|Defect|Needs|Horse-Routine|Forwarded|Last-Update)$/)
+        } else if (f == "Provider" && v !~ /^(fpc|epoll|none)$/) print "Provider: " v
+        else if (f !~ /^(Description|Author|Mitigates|Platforms|Defect|Provider|Needs|Horse-Routine|Forwarded|Last-Update)$/)
             print "field not in the kit form: " f
     }
     END {
@@ -58,18 +71,43 @@ check_fields() {
 }
 
 kit_mktemp tmp
-repo=$tmp/horse
-mkdir -p "$repo"
-if [[ -f $horsesrc ]]; then tar -C "$repo" -xf "$horsesrc"; else cp -a "$horsesrc"/. "$repo"/; rm -rf "$repo/.git"; fi
-G=(git -C "$repo" -c user.name=kit -c user.email=kit@localhost)
-"${G[@]}" init -q && "${G[@]}" add -A && "${G[@]}" commit -qm "Horse tree"
-pos=0 am_ok=1
+# fresh_repo DIR: a git repository of the Horse tree in DIR.
+fresh_repo() {
+    mkdir -p "$1"
+    if [[ -f $horsesrc ]]; then tar -C "$1" -xf "$horsesrc"; else cp -a "$horsesrc"/. "$1"/; rm -rf "$1/.git"; fi
+    git -C "$1" init -q && git -C "$1" add -A &&
+        git -C "$1" -c user.name=kit -c user.email=kit@localhost commit -qm "Horse tree"
+}
+am_ok=1
+# The Horse patches: each alone on ff41415, and each brings its test.
+pos=0
 for n in "${names[@]}"; do
     pos=$((pos + 1))
     why=$(check_fields "$dir/$n.patch" "$pos")
     [[ -z $why ]] && ok "$n fields" || fail "$n fields" "$(tr '\n' ';' <<< "$why")"
-    if "${G[@]}" am -q "$dir/$n.patch" > "$tmp/am.log" 2>&1; then ok "$n git-am"
-    else fail "$n git-am" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; "${G[@]}" am --abort 2> /dev/null; am_ok=0; break; fi
+    if grep -q '^Forwarded: not-needed' "$dir/$n.patch"; then
+        fail "$n not-merged" "Forwarded: not-needed: a fix Horse has is a simulation (repro/horse/sim/), not a Horse patch"
+    else ok "$n not-merged"; fi
+    repo=$tmp/alone-$n
+    fresh_repo "$repo"
+    if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q "$dir/$n.patch" > "$tmp/am.log" 2>&1; then
+        ok "$n git-am (alone on the Horse tree)"
+        t=$(git -C "$repo" diff --name-only --diff-filter=A HEAD~1 -- tests/ | tr '\n' ' ')
+        if [[ -n $t ]]; then ok "$n tests ($t)"; else fail "$n tests" "adds nothing under Horse's tests/"; fi
+    else
+        fail "$n git-am (alone on the Horse tree)" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; am_ok=0
+    fi
+done
+# The simulations: in order, as repro/horse/build.sh applies them.
+repo=$tmp/sims
+fresh_repo "$repo"
+names=("${sims[@]}") pos=0
+for n in "${sims[@]}"; do
+    pos=$((pos + 1))
+    why=$(check_fields "$simdir/$n.patch" "$pos")
+    [[ -z $why ]] && ok "sim $n fields" || fail "sim $n fields" "$(tr '\n' ';' <<< "$why")"
+    if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q "$simdir/$n.patch" > "$tmp/am.log" 2>&1; then ok "sim $n git-am"
+    else fail "sim $n git-am" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; git -C "$repo" am --abort 2> /dev/null; am_ok=0; break; fi
 done
 
 # Compile: every Horse set a row uses, Linux and win64 (the rows' own builds).

@@ -27,10 +27,15 @@
 #   fuzz          a brief libFuzzer run over the request reader and analysers
 #   dispatch      the dispatch models' shapes (dispatch/test.sh)
 #   win64         the TCP_NODELAY platform check (repro/fpc/win64-check.sh)
-#   horse         patches/horse (scripts/check-horse-patches.sh) and Horse's CI
-#                 check (repro/horse/check.sh --kit): Horse's own sample, Linux
-#                 and win64 under Wine, stalls on the snapshot and on Horse
-#                 3.3.4's Unix-only build on Windows, is clean when fixed
+#   horse         patches/horse (scripts/check-horse-patches.sh: each patch
+#                 alone on ff41415, with its test) and the keep-alive check
+#                 (repro/horse/check.sh --kit): Horse's own sample, Linux and
+#                 win64 under Wine, stalls on the snapshot and on the kit's
+#                 simulation of PR #563 on Windows, is clean with #566's
+#   horse-ci      the CI job patches/horse adds to Horse's tests.yml
+#                 (repro/horse/ci-job.sh): its own shell steps, run from a
+#                 copy of the Horse snapshot with the job's files, pass on the
+#                 patched tree and fail (in the test steps) on the unpatched
 #   report        REPORT.md's generated claims against this run's matrix
 #   texts         every block the texts print (REPORT.md, report/, report/
 #                 evidence/): Pascal = the reproducer the min step runs,
@@ -220,6 +225,10 @@ step_horse() {
     [[ $rc == 4 ]] && rc=0
     return $rc
 }
+step_horse_ci() {
+    [[ -x repro/horse/ci-job.sh ]] || { test_skip horse-ci "no repro/horse/ci-job.sh"; return 4; }
+    repro/horse/ci-job.sh
+}
 step_win64() {
     [[ -x repro/fpc/win64-check.sh ]] || { test_skip win64 "no repro/fpc/win64-check.sh"; return 4; }
     repro/fpc/win64-check.sh
@@ -285,7 +294,7 @@ count() {
 
 # Steps in the order they start; the first ones wait longest.
 steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault hazards integration
-       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse texts report)
+       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse horse-ci texts report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
 jobs_max=${KIT_STEPS:-4}

@@ -7,9 +7,10 @@
 #              its win64 cross compiler (fpc-win64), or Debian's fpc 3.2.2
 #   --set      the Pascal patch set of fcl-web (patches/fpc/, as for
 #              repro/fpc/build.sh: stock, a name, A+B, all); trunk/win64 only
-#   --horse    the Horse-side patch set (patches/horse/series): stock, a
-#              name, A+B, or all; applied to the Horse tree with git am, in
-#              series order
+#   --horse    the Horse-side patch set (patches/horse/series, and the kit's
+#              simulations of merged Horse fixes, repro/horse/sim/series):
+#              stock, a name, A+B, or all (patches/horse only); applied to
+#              the Horse tree with git am, simulations first, series order
 #   --program  kithorse (repro/horse/kithorse.lpr, FPC provider), epoll (the
 #              same program with -dHORSE_PROVIDER_EPOLL), or console (Horse's
 #              own samples/lazarus/console/Console.lpr, unchanged)
@@ -32,7 +33,7 @@ while (($#)); do
     --set) set=$2; shift 2 ;;
     --horse) hset=$2; shift 2 ;;
     --program) prog=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -57,14 +58,21 @@ tree_id() {
     fi
 }
 horse_patches() {   # the patch files of HSET, in series order
+    # The kit's simulations of merged Horse fixes (repro/horse/sim/) come
+    # first: they stand for Horse's master after them.  `all` is the Horse
+    # patches only (patches/horse/).
     [[ $hset == stock ]] && return 0
-    local series=$top/patches/horse/series n want=" ${hset//+/ } "
-    [[ -f $series ]] || die "no $series"
-    while read -r n; do
-        n=${n%.patch}
-        [[ $hset == all || $want == *" $n "* ]] && { echo "$top/patches/horse/$n.patch"; want=${want/ $n / }; }
-    done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
-    [[ $hset == all || -z ${want// /} ]] || die "not in $series:$want"
+    local series n want=" ${hset//+/ } " d
+    for d in "$top/repro/horse/sim" "$top/patches/horse"; do
+        series=$d/series
+        [[ -f $series ]] || die "no $series"
+        [[ $hset == all && $d != "$top/patches/horse" ]] && continue
+        while read -r n; do
+            n=${n%.patch}
+            [[ $hset == all || $want == *" $n "* ]] && { echo "$d/$n.patch"; want=${want/ $n / }; }
+        done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series")
+    done
+    [[ $hset == all || -z ${want// /} ]] || die "not in patches/horse/series nor repro/horse/sim/series:$want"
 }
 mapfile -t hpatches < <(horse_patches)
 tid=$(tree_id)

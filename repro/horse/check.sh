@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# repro/horse/check.sh - the keep-alive check for Horse's CI
-# (contrib/horse-ci/horse-keepalive.yml), and the same check on the kit's
-# own Horse builds (make test, step horse).
+# repro/horse/check.sh - the keep-alive check of #562 on Horse's code
+# (Horse's sample, the kit's simulations of PRs #563/#566), and the check of the CI
+# job patches/horse adds to Horse's tests.yml (contrib/horse-ci/README.md).
 #
 # usage: repro/horse/check.sh SERVER...            each must pass
 #        repro/horse/check.sh --expect-stall SERVER  must be judged stalled
@@ -24,10 +24,13 @@
 #
 # --kit: Horse's sample built by repro/horse/build.sh from the Horse tree
 # (HORSESRC or the snapshot) with each Horse set, Linux and win64:
-#   stock (Horse ff41415)            stalled on both: the check sees #562
-#   nodelay-unix-only (Horse 3.3.4)  clean on Linux, STALLED on win64: the
-#                                    check catches the Windows regression
-#   + nodelay-every-platform         clean on both
+#   stock (Horse ff41415)             stalled on both: the check sees #562
+#   pr563-simulation (Horse 3.3.4)    clean on Linux, STALLED on win64: the
+#                                     check catches the Windows regression
+#   + pr566-simulation                clean on both
+# The two are the kit's simulations of Horse PRs #563 and #566
+# (repro/horse/sim/: merged upstream, re-expressed on the ff41415 snapshot),
+# not patches for Horse.
 # Exit: 0 as expected, 1 not, 4 skipped; one 'TEST: ...' line per server.
 set -uo pipefail
 kit_name=horse-check
@@ -116,25 +119,52 @@ expect() {
     esac
 }
 
-# workflow: the scripts contrib/horse-ci/horse-keepalive.yml runs are the
-# kit's, with the options used here (its builds are --kit's stock ones).
+# workflow: the job patches/horse/ci-fpc-connections.patch adds to Horse's
+# own tests.yml: in Horse's repository alone (no kit reference, no
+# repository variable), FPC trunk pinned to a commit and cached, every
+# tests/ path it names in the patched Horse tree, and a Windows job that
+# says it was not run.  (Its steps run in the step horse-ci.)
 check_workflow() {
-    local wf=$top/contrib/horse-ci/horse-keepalive.yml f bad=()
-    [[ -f $wf ]] || { test_fail "horse-check workflow" "no $wf"; failed=1; return; }
-    for f in $(grep -o 'kit/[A-Za-z0-9_./-]*\.sh' "$wf" | sort -u); do
-        [[ -x $top/${f#kit/} ]] || bad+=("$f is not in the kit")
+    local d=$tmp/workflow-tree p bad=() wf
+    mkdir -p "$d"
+    if [[ -f ${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz} ]]; then
+        tar -C "$d" -xf "${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz}"
+    else cp -a "$HORSESRC"/. "$d"/; rm -rf "$d/.git"; fi
+    git -C "$d" init -q && git -C "$d" add -A && git -C "$d" -c user.name=kit -c user.email=kit@localhost commit -qm tree
+    while read -r p; do
+        git -C "$d" -c user.name=kit -c user.email=kit@localhost am -q "$top/patches/horse/$p" \
+            || { test_fail "horse-check workflow" "$p does not git am"; failed=1; return; }
+    done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/horse/series")
+    wf=$d/.github/workflows/tests.yml
+    grep -n -e 'kit/' -e 'vars\.' -e 'fphttpserver-kit\|reproducer kit' "$wf" > "$tmp/wf-kit" && bad+=("names the kit: $(head -1 "$tmp/wf-kit")")
+    for p in $(grep -o 'tests/fpc/[A-Za-z0-9_.-][A-Za-z0-9_.-]*' "$wf" | sort -u); do
+        [[ -f $d/$p ]] || bad+=("$p is not in the patched Horse tree")
     done
-    grep -q 'repro/horse/build.sh --tc trunk --program console' "$wf" || bad+=("no Linux build of the sample")
-    grep -q 'repro/horse/build.sh --tc win64 --program console' "$wf" || bad+=("no win64 build of the sample")
-    grep -q 'runs-on: windows-latest' "$wf" || bad+=("no Windows job")
-    # Well-formed, with the two jobs (where PyYAML is there to read it).
-    if "$py" -c 'import yaml' 2> /dev/null; then
-        "$py" -c 'import sys, yaml; j = yaml.safe_load(open(sys.argv[1]))["jobs"]
-sys.exit(0 if {"linux", "windows"} <= set(j) and j["windows"].get("needs") == "linux" else 1)' "$wf" \
-            || bad+=("not YAML with jobs linux and windows (windows needs linux)")
-    fi
+    "$py" - "$wf" > "$tmp/wf-why" <<'PY' || bad+=("$(cat "$tmp/wf-why")")
+import re, sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+j = wf["jobs"]
+why = []
+if "test" not in j:
+    why.append("Horse's own job 'test' is gone")
+lin, win = j.get("fpc-connections"), j.get("fpc-connections-windows")
+if not lin or not win:
+    why.append("no jobs fpc-connections and fpc-connections-windows")
+else:
+    if not re.fullmatch(r"[0-9a-f]{40}", str((lin.get("env") or {}).get("FPC_TRUNK_REV", ""))):
+        why.append("FPC trunk is not pinned to a commit (env FPC_TRUNK_REV)")
+    if not any(str(s.get("uses", "")).startswith("actions/cache@") for s in lin["steps"]):
+        why.append("the trunk build is not cached (actions/cache)")
+    if win.get("runs-on") != "windows-latest":
+        why.append("the Windows job does not run on windows-latest")
+text = open(sys.argv[1]).read()
+if "NOT run" not in text:
+    why.append("the Windows job does not say that it was not run")
+print("; ".join(why))
+sys.exit(1 if why else 0)
+PY
     if ((${#bad[@]})); then test_fail "horse-check workflow" "${bad[*]}"; failed=1
-    else test_ok "horse-check workflow" "$(grep -c 'kit/' "$wf") kit references, Linux and Windows jobs"; fi
+    else test_ok "horse-check workflow" "jobs fpc-connections (FPC trunk pinned, cached) and fpc-connections-windows in Horse's tests.yml, Horse's files only"; fi
 }
 
 kit_proof() {

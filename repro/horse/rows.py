@@ -32,6 +32,9 @@ F, NA = "fixed", "n/a"
 HORSE = kit.BUILD / "horse"
 HERE = Path(__file__).resolve().parent
 SERIES = kit.TOP / "patches" / "horse" / "series"
+# The kit's simulations of fixes Horse has merged (PR #563, PR #566), for
+# rows only: Horse's code in the state those fixes left it.
+SIM_SERIES = HERE / "sim" / "series"
 WINE = kit.TOP / "repro" / "fpc" / "wine-server.sh"
 
 # What a Horse application cannot ask fphttpserver for.  The program refuses
@@ -65,21 +68,27 @@ class HorsePatch:
     platforms: tuple[str, ...]
     needs: str | None
     defect: str | None
+    sim: bool = False              # a kit simulation of a merged Horse fix
+    provider: str | None = None    # Provider: header; None = the FPC provider
 
 
 def horse_patches() -> list[HorsePatch]:
-    if not SERIES.exists():
-        return []
+    """The kit's simulations (repro/horse/sim/series), then the Horse
+    patches (patches/horse/series)."""
     out = []
-    for line in SERIES.read_text().splitlines():
-        name = line.split("#", 1)[0].strip().removesuffix(".patch")
-        if not name:
+    for series, sim in ((SIM_SERIES, True), (SERIES, False)):
+        if not series.exists():
             continue
-        h = patchset.read_headers(SERIES.parent / f"{name}.patch")
-        out.append(HorsePatch(name, (h.get("Mitigates") or "").strip() or None,
-                              tuple((h.get("Platforms") or "all").split()),
-                              (h.get("Needs") or "").strip() or None,
-                              (h.get("Defect") or "").strip() or None))
+        for line in series.read_text().splitlines():
+            name = line.split("#", 1)[0].strip().removesuffix(".patch")
+            if not name:
+                continue
+            h = patchset.read_headers(series.parent / f"{name}.patch")
+            out.append(HorsePatch(name, (h.get("Mitigates") or "").strip() or None,
+                                  tuple((h.get("Platforms") or "all").split()),
+                                  (h.get("Needs") or "").strip() or None,
+                                  (h.get("Defect") or "").strip() or None, sim,
+                                  (h.get("Provider") or "").strip() or None))
     return out
 
 
@@ -189,15 +198,20 @@ def rows(clones: list[Row], fpc322: list[Row], win64_env: dict) -> list[Row]:
 
 
 def horse_variants() -> list[tuple[str, str, str, HorsePatch]]:
-    """The Horse sets that get rows: each patch on top of those before it
-    in the series (git am order: the set built), the patch's name (the
-    row's), a note, and the patch."""
+    """The Horse sets that get rows: the set built (git am order), the
+    patch's name (the row's), a note, and the patch.  A simulation sits on
+    the simulations before it (Horse's history: #566 follows #563); a Horse
+    patch applies alone on ff41415.  A patch for another provider than the
+    FPC one (Provider: epoll) gets no row: the rows run the FPC provider."""
     out, chain = [], []
     for p in horse_patches():
-        chain.append(p.name)
         plat = ", ".join(p.platforms)
-        out.append(("+".join(chain), p.name,
-                    f"{p.name} (Mitigates {p.mitigates}, platforms: {plat})", p))
+        if p.sim:
+            chain.append(p.name)
+            out.append(("+".join(chain), p.name, f"{p.name}: the kit's simulation of a merged "
+                        f"Horse fix (Mitigates {p.mitigates}, platforms: {plat})", p))
+        elif p.provider in (None, "fpc"):
+            out.append((p.name, p.name, f"{p.name} (Mitigates {p.mitigates}, platforms: {plat})", p))
     return out
 
 
