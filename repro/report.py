@@ -570,6 +570,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "versions": block_versions(doc),
         "b7": block_defect(doc, "B7", ["stock", "pool-idle-fallback", "pool-schedule-unlocked", "all"]),
         "b8": block_defect(doc, "B8", ["stock", "poll-can-read", "all"]),
+        "b9": block_defect(doc, "B9", ["stock", "pool-idle-fallback", "set-idle-keeps-check", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),

@@ -11,6 +11,7 @@
  */
 #include "app.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +182,18 @@ static void app_own_headers(struct http_response *resp, const char *query)
     app_text(resp, 200, "own");
 }
 
+/* The OnAcceptIdle that GET /set-accept-idle assigns: it logs its first
+ * call, so a run shows that the application's handler runs (with the B9 fix
+ * as without it). */
+static void app_on_accept_idle(void *server)
+{
+    static atomic_int called;
+
+    (void)server;
+    if (atomic_fetch_add(&called, 1) == 0)
+        log_line("on-accept-idle: the application's handler ran");
+}
+
 /* OnRequest: the routes. */
 static void app_on_request(void *data, struct http_request *req,
                            struct http_response *resp)
@@ -213,6 +226,12 @@ static void app_on_request(void *data, struct http_request *req,
     } else if (strcmp(req->method, "GET") == 0 &&
                strcmp(req->path_info, "/own-headers") == 0) {
         app_own_headers(resp, req->query);
+    } else if (strcmp(req->method, "GET") == 0 &&
+               strcmp(req->path_info, "/set-accept-idle") == 0) {
+        /* An application that assigns OnAcceptIdle while the server runs
+         * (B9). */
+        httpserver_set_idle(resp->connection->server, app_on_accept_idle);
+        app_text(resp, 200, "set");
     } else {
         app_text(resp, 404, "not found");
     }

@@ -110,13 +110,28 @@ void httpserver_do_connect(void *server, struct socket_stream *stream)
     handler_handle_connection(s->connection_handler, c);
 }
 
-/* DoAcceptIdle: the only place the connection handler gets to re-check its
- * waiting connections (CheckRequests). */
+/* DoAcceptIdle: the application's OnAcceptIdle first, then the only place
+ * the connection handler gets to re-check its waiting connections
+ * (CheckRequests). */
 void httpserver_do_accept_idle(void *server)
 {
     struct httpserver *s = server;
+    socket_idle_event hook = atomic_load(&s->on_accept_idle);
 
+    if (hook)
+        hook(s);
     handler_check_requests(s->connection_handler);
+}
+
+/* SetIdle: stores OnAcceptIdle and, once the listener exists, makes the
+ * application's handler the listener's OnIdle in place of DoAcceptIdle:
+ * CheckRequests stops running, and polled and pooled connections are not
+ * checked again (B9). */
+void httpserver_set_idle(struct httpserver *s, socket_idle_event fn)
+{
+    atomic_store(&s->on_accept_idle, fn);
+    if (s->server.fd >= 0)
+        atomic_store(&s->server.ev.on_idle, fn);
 }
 
 /* CreateServerSocket: the listener's connect query is DoOnAllowConnect, the

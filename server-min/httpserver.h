@@ -71,6 +71,9 @@ struct httpserver {
     /* OnRequest. */
     httpserver_request_handler on_request;
     void *on_request_data;
+    /* OnAcceptIdle (FOnAcceptIdle), written by httpserver_set_idle, maybe
+     * while the server runs. */
+    _Atomic(socket_idle_event) on_accept_idle;
 
     struct socket_server server;
     struct conn_handler *connection_handler;
@@ -95,8 +98,12 @@ struct socket_handler *httpserver_get_socket_handler(void *server);
 /* DoConnect: wrap the stream in a connection and hand it to the handler. */
 void httpserver_do_connect(void *server, struct socket_stream *stream);
 
-/* DoAcceptIdle: let the connection handler re-check its connections. */
+/* DoAcceptIdle: OnAcceptIdle, then let the connection handler re-check its
+ * connections. */
 void httpserver_do_accept_idle(void *server);
+
+/* SetIdle: OnAcceptIdle's setter; the handler is called with the server. */
+void httpserver_set_idle(struct httpserver *s, socket_idle_event fn);
 
 /* CreateServerSocket: wire the listener's events and its idle timeout. */
 void httpserver_create_server_socket(struct httpserver *s);

@@ -113,13 +113,15 @@ static int socket_server_run_idle_loop(struct socket_server *srv)
 {
     for (;;) {
         int r = os_select_accept(srv->fd, srv->accept_idle_timeout);
+        socket_idle_event idle;
 
         if (r == 1)
             return 1;
         if (!atomic_load(&srv->accepting) || os_stop_requested())
             return 0;
-        if (srv->ev.on_idle)
-            srv->ev.on_idle(srv->ev.owner);
+        idle = atomic_load(&srv->ev.on_idle);
+        if (idle)
+            idle(srv->ev.owner);
         if (!atomic_load(&srv->accepting) || os_stop_requested())
             return 0;
     }

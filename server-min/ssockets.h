@@ -65,6 +65,8 @@ int socket_stream_set_io_timeout(struct socket_stream *s, int timeout_ms,
 int socket_stream_last_error(const struct socket_stream *s);
 
 /* TSocketServer events, wired by the HTTP server (CreateServerSocket). */
+typedef void (*socket_idle_event)(void *owner);
+
 struct socket_server_events {
     void *owner;
     /* OnConnectSocketQuery: may write to fd; returns allow (1) or refuse. */
@@ -73,8 +75,10 @@ struct socket_server_events {
     struct socket_handler *(*on_create_client_handler)(void *owner);
     /* OnConnect: the stream is handed over. */
     void (*on_connect)(void *owner, struct socket_stream *s);
-    /* OnIdle: no connection arrived within AcceptIdleTimeout. */
-    void (*on_idle)(void *owner);
+    /* OnIdle: no connection arrived within AcceptIdleTimeout.  Atomic: an
+     * application may replace it from a request thread while the accept
+     * loop runs (SetIdle, B9). */
+    _Atomic(socket_idle_event) on_idle;
 };
 
 struct socket_server {

@@ -111,6 +111,7 @@ type
     {$endif}
   public
     RequestNoDelay: Boolean;
+    FAcceptIdleCalls: LongInt;   { AcceptIdleHook's calls, counted across threads }
     procedure ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
       var AResponse: TFPHTTPConnectionResponse);
     procedure AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);
@@ -247,7 +248,11 @@ end;
 
 procedure TProbeServer.AcceptIdleHook(Sender: TObject);
 begin
-  { Nothing: what matters is whether the server still checks its connections. }
+  { The first call is logged, so a run shows that the application's handler
+    runs (B9: with the fix as without it); what else matters is whether the
+    server still checks its connections. }
+  if InterLockedIncrement(FAcceptIdleCalls) = 1 then
+    LogLine('on-accept-idle: the application''s handler ran');
 end;
 
 procedure TProbeServer.AllowConnectNoDelay(Sender: TObject; ASocket: Longint; var Allow: Boolean);

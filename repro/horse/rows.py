@@ -49,6 +49,8 @@ PROVIDER_NA = {
     "B7": (None, "Horse runs fphttpserver in thread mode (Threaded := True); no pool mode"),
     "B8": (None, "the trigger needs MaxLiveConnectionCount 0 and a 2,048 listen queue; Horse "
                  "sets neither (on trunk it keeps fphttpserver's cap of 128 connections)"),
+    "B9": (None, "Horse runs fphttpserver in thread mode (Threaded := True), where no idle "
+                 "tick checks connections, and assigns no OnAcceptIdle"),
 }
 
 

@@ -259,6 +259,14 @@ judge_b6() {
     elif [[ $got == "200 1,000 0" ]]; then echo "defect http_code num_connects: $got (request 2 unanswered)"
     else echo "inconclusive http_code num_connects: $got"; fi
 }
+judge_b9() {   # the 3 requests' 'code num_connects' lines; the program's OnAcceptIdle line
+    local got hook
+    got=$(paste -sd, "$1") hook=$(grep -c '^OnAcceptIdle' "$2")
+    local fig="http_code num_connects: $got; the application's OnAcceptIdle ran: $((hook > 0))"
+    if [[ $got == "200 1,200 0,200 0" ]] && ((hook > 0)); then echo "fixed $fig"
+    elif [[ $got == "200 1,200 0,000 0" ]]; then echo "defect $fig (request 3 unanswered)"
+    else echo "inconclusive $fig"; fi
+}
 judge_b7() {   # 'N code' lines of the burst, then the 3 requests' codes
     local burst ok last got
     burst=$(awk '$2 == 200 { n = $1 } END { print n + 0 }' "$1")
