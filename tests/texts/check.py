@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/texts/check.py - every block a text hands out is one the suite runs.
 
-The texts are REPORT.md, report/Bn.md and report/evidence/Bn.md.  Each
+The texts are REPORT.md, report/*.md, report/evidence/Bn.md and
+report/horse/*.md (Horse's texts).  Each
 fenced block is one of:
   ```pascal  a Pascal reproducer: exactly repro/fpc/min/bN.lpr, which
              repro/fpc/min/check.sh (the `min` step) compiles and runs on
@@ -173,7 +174,7 @@ def self_test() -> None:
 
 def main() -> int:
     texts = [TOP / "REPORT.md"] + sorted((TOP / "report").glob("*.md")) + \
-        sorted((TOP / "report" / "evidence").glob("B*.md"))
+        sorted((TOP / "report" / "evidence").glob("B*.md")) + sorted((TOP / "report" / "horse").glob("*.md"))
     for p in texts:
         check_text(p)
     self_test()
