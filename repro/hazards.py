@@ -95,6 +95,15 @@ def build_fixture(tmp: Path, name: str) -> Path:
     return exe
 
 
+def started(name: str, exe: Path, variant: str, outdir: Path, what: str, flags: list[str]) -> kit.Server:
+    """The row's server, started with flags; its log is named for the row
+    and what is measured."""
+    tag = f"{name.replace(' ', '_').replace('/', '_')}-{what}"
+    srv = kit._server(kit.Row(name, variant, path=exe), outdir, tag, flags)
+    srv.start()
+    return srv
+
+
 def proc_counts(pid: int) -> tuple[int, int]:
     return (len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd")))
 
@@ -135,10 +144,8 @@ def resources(srv: kit.Server, base: tuple[int, int], spare_threads: int) -> dic
 
 
 def measure(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
-    row = kit.Row(name, variant, path=exe)
-    tag = f"{name.replace(' ', '_').replace('/', '_')}-{mode}"
-    srv = kit._server(row, outdir, tag, KEEP + MODES[mode])
-    srv.start()
+    srv = started(name, exe, variant, outdir, mode, KEEP + MODES[mode])
+    tag = srv.log_path.name[:-len(".server.log")]
     try:
         base = proc_counts(srv.proc.pid)
         fair = fairness(srv, outdir, tag)
@@ -210,10 +217,7 @@ def headers_kept(answers: list[dict]) -> tuple[bool, str]:
 
 
 def measure_headers(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
-    row = kit.Row(name, variant, path=exe)
-    tag = f"{name.replace(' ', '_').replace('/', '_')}-headers-{mode}"
-    srv = kit._server(row, outdir, tag, HEADER_MODES[mode])
-    srv.start()
+    srv = started(name, exe, variant, outdir, f"headers-{mode}", HEADER_MODES[mode])
     try:
         answers = own_headers(srv, fresh_each=mode == "closing")
     finally:
@@ -258,10 +262,7 @@ def expected_complete(variant: str, mode: str, pipelined: bool) -> bool:
 
 
 def measure_order(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
-    row = kit.Row(name, variant, path=exe)
-    tag = f"{name.replace(' ', '_').replace('/', '_')}-order-{mode}"
-    srv = kit._server(row, outdir, tag, KEEP + MODES[mode])
-    srv.start()
+    srv = started(name, exe, variant, outdir, f"order-{mode}", KEEP + MODES[mode])
     try:
         runs = {"pipelined": ordered_answers(srv, True), "back to back": ordered_answers(srv, False)}
     finally:
