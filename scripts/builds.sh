@@ -7,9 +7,10 @@
 #   packages (beside builds)  everything else, installed while the builds
 #                             run; then, still beside them,
 #   Wine prefix               the template the Windows rows copy (make wine-prefix)
+#   trunk toolchain           make fpc-trunk (cached: at once), beside
+#                             the next two (its cycle is mostly one process)
 #   C builds                  make -jN TARGET... (default: all)
 #   FPC 3.2.2 program         make fpc
-#   trunk toolchain           make fpc-trunk (cached: at once)
 #   real-trunk builds         make -jN real-trunk, 'built ... (k of n)'
 #   win64 builds              make -jN real-trunk-win64 (its toolchain first)
 #   Horse builds              make horse, 'horse: ... (k of n)'
@@ -36,10 +37,10 @@ while (($#)); do
 done
 ((${#targets[@]})) || targets=(all)
 
-beside=""
+beside=()
 # Never leave the background phases behind (an apt-get cut short would
 # leave dpkg half done): wait for them, whatever ends this script.
-cleanup() { [[ -n $beside ]] && wait "$beside"; }
+cleanup() { ((${#beside[@]} == 0)) || wait "${beside[@]}"; }
 trap cleanup EXIT
 
 m=("$make" --no-print-directory)
@@ -51,15 +52,18 @@ fi
     ((real_only)) || "$phase" run "packages (beside builds)" -- scripts/require-packages.sh $test --rest
     "$phase" run "Wine prefix (beside builds)" -- "${m[@]}" wine-prefix
 ) &
-beside=$!
+beside+=($!)
+"$phase" run "trunk toolchain" -- "${m[@]}" fpc-trunk &
+toolchain=$!
+beside+=("$toolchain")
 if ((!real_only)); then
     "$phase" run "C builds" -- "${m[@]}" -j"$nproc" "${targets[@]}" || exit 1
 fi
 "$phase" run "FPC 3.2.2 program" -- "${m[@]}" fpc
-"$phase" run "trunk toolchain" -- "${m[@]}" fpc-trunk
+wait "$toolchain"
 "$phase" run "real-trunk builds" -- "${m[@]}" -j"$nproc" real-trunk
 "$phase" run "win64 builds" -- "${m[@]}" -j"$nproc" real-trunk-win64
 "$phase" run "Horse builds" -- "${m[@]}" horse
-wait "$beside"
-beside=""
+wait "${beside[@]}"
+beside=()
 exit 0
