@@ -23,7 +23,8 @@
 # source (the trunk wrapper): the patched copies of the upstream files are
 # put in DIR/overlay and searched before the tree's own.
 # The unpatched units are compiled once per compiler (build/fpc-units/<id>/,
-# <id> a hash of the compiler wrapper and every file it names): a set's
+# <id> a hash of the compiler wrapper, every file it names and the trunk
+# toolchain's stamp): a set's
 # build starts from copies of them without the units its overlay changes
 # and every unit that uses one (FPC's own dependency graph, recorded when
 # the stock units were compiled), so those are compiled from the overlay
@@ -45,7 +46,7 @@ while (($#)); do
     --program) program=$(realpath "$2"); shift 2 ;;
     --tree) tree=$(realpath "$2"); shift 2 ;;
     --overlay-only) overlay_only=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -133,7 +134,7 @@ prebuilt_units() {
     local fpc_path id
     fpc_path=$(command -v "$fpc")
     id=$( { compiler_ident "$fpc_path"; echo "$version $target ${fpc_flags[*]}"
-            cat "$top/build/fpc-trunk/stamp" "$top/build/fpc-trunk/win64.stamp" 2>/dev/null; } \
+            cat "$top/build/fpc-trunk/stamp" 2>/dev/null || true; } \
           | sha256sum | cut -c1-16)
     base=$top/build/fpc-units/$id
     mkdir -p "$top/build/fpc-units"
