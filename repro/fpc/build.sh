@@ -24,12 +24,12 @@
 # put in DIR/overlay and searched before the tree's own.
 # The unpatched units are compiled once per compiler (build/fpc-units/<id>/,
 # <id> a hash of the compiler wrapper, every file it names and the trunk
-# toolchain's stamp): a set's
-# build starts from copies of them without the units its overlay changes
-# and every unit that uses one (FPC's own dependency graph, recorded when
-# the stock units were compiled), so those are compiled from the overlay
-# and the tree, the rest is not compiled again; the build fails if a unit
-# the overlay changes was not compiled in it.  Not with --tree.
+# toolchain's stamp): a set's build starts from copies of them without the
+# units its overlay changes and every unit that uses one (FPC's own
+# dependency graph, recorded when the stock units were compiled), so those
+# are compiled from the overlay and the tree, the rest is not compiled
+# again; the build fails if a unit the overlay changes was not compiled in
+# it.  Not with --tree.
 # Prints the compiler version and the program path on stdout.
 set -euo pipefail
 kit_name=fpc-build
@@ -46,7 +46,7 @@ while (($#)); do
     --program) program=$(realpath "$2"); shift 2 ;;
     --tree) tree=$(realpath "$2"); shift 2 ;;
     --overlay-only) overlay_only=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
