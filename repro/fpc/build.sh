@@ -150,6 +150,10 @@ prebuilt_units() {
         # with -vu (not compiled with it: a unit keeps its verbosity).
         "$fpc" "${fpc_flags[@]}" -vu -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1 \
             || die "the stock program does not compile again ($base/log)"
+        # Every unit loaded comes from here, an RTL or an installed compiler's
+        # units: a .ppu left in a source folder would be linked unseen.
+        stray=$(sed -n 's/.*PPU Name: //p' "$base/log" | { grep -v -e "^$base/units/" -e '/rtl/units/' -e '^/usr/lib/' || true; } | sort -u)
+        [[ -z $stray ]] || die "precompiled units outside the toolchain's unit folders (remove them): $(echo $stray)"
         sed -n 's/.*Adding dependency: \([^ ]*\) depends on \([^ ]*\).*/\L\1 \2/p' "$base/log" \
             | sort -u > "$base/deps"
         rm -f "$base/log" "$base"/*.exe
