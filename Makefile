@@ -74,30 +74,31 @@ test-deps:
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # The real servers: Debian's FPC 3.2.2, the trunk toolchain and its builds
-# (mk/fpc.mk), the win64 builds (mk/win64.mk).  Each skips with its reason
-# when its toolchain or source tree is missing; a failing build shows, and
-# the matrix then fails the rows it could not build.
+# (mk/fpc.mk), the win64 builds (mk/win64.mk), Horse (mk/horse.mk), and the
+# Wine prefix beside them.  Each skips with its reason when its toolchain or
+# source tree is missing; a failing build shows, and the matrix then fails
+# the rows it could not build.  Each is a phase (scripts/builds.sh).
+BUILDS = MAKE="$(MAKE)" NPROC=$(NPROC) scripts/builds.sh
 real-servers:
-	-@$(MAKE) --no-print-directory fpc
-	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk
-	-@$(MAKE) --no-print-directory -j$(NPROC) real-trunk-win64
-	-@$(MAKE) --no-print-directory horse
+	@$(BUILDS) --real-only
 
-repro: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@$(MAKE) --no-print-directory real-servers
-	@scripts/repro.sh
+# Every phase shown with its time (scripts/phase.sh), the table at the end.
+repro:
+	@scripts/phase.sh begin "make repro"
+	@$(BUILDS) all
+	@scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
 
 # What `make test` runs: every variant's unit tests, and the sanitizer
 # flavours of the variants the sanitizer passes use.
 TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
              $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
 
-test: test-build
-	tests/run.sh
-test-build: test-deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all sanitizers build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
-	@$(MAKE) --no-print-directory real-servers
+test:
+	@scripts/phase.sh begin "make test"
+	@$(MAKE) --no-print-directory test-build
+	@scripts/phase.sh run suite -- tests/run.sh; rc=$$?; scripts/phase.sh table; exit $$rc
+test-build:
+	@$(BUILDS) --test all sanitizers build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
 
 # `make test-repeat N` (or N=...): the suite N times on one build, then how
 # many runs each check failed (tests/repeat.sh).  The number is a goal of

@@ -28,10 +28,13 @@ fpc-trunk:
 build/real-trunk/%/fpserver: build/fpc-trunk/stamp repro/fpc/fpserver.lpr repro/fpc/build.sh $(FPC_PATCHES)
 	@repro/fpc/build.sh --fpc $(FPC_TRUNK) --set $* --out build/real-trunk/$* > /dev/null 2> build/real-trunk-$(subst +,_,$*).log \
 	 || { cat build/real-trunk-$(subst +,_,$*).log; exit 1; }
-	@echo "built $@"
+	@scripts/phase.sh tick "built $@"
 
+# KIT_PHASE_OF: how many builds are due, for the 'k of n' of each.
+BUILDS_DUE = $(MAKE) -n --no-print-directory $(1) 2>/dev/null | grep -c '^repro/fpc/build.sh'
 real-trunk: fpc-trunk
-	@if [ -x $(FPC_TRUNK) ]; then $(MAKE) --no-print-directory $(REAL_TRUNK); fi
+	@if [ -x $(FPC_TRUNK) ]; then \
+	  KIT_PHASE_OF=$$($(call BUILDS_DUE,$(REAL_TRUNK))) $(MAKE) --no-print-directory $(REAL_TRUNK); fi
 
 FPC_VERSION := $(shell $(FPC) -iV 2>/dev/null)
 FPC_SERVER = build/fpc-$(FPC_VERSION)/fpserver

@@ -19,10 +19,19 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 
 .PHONY: horse horse-sets horse-check check-horse-patches
 
-# NPROC builds at a time (a compile is one thread; build.sh locks what they share).
+# NPROC builds at a time (a compile is one thread; build.sh locks what they
+# share), a line as each is done: 'horse: TC SET HSET PROGRAM (k of n, T s)'.
+# Builds with the same compiler, Horse tree and defines share their units
+# (repro/fpc/build.sh compiles them once): the first of each such group
+# goes first, so that no build waits for another's units while a core idles.
 horse: fpc-trunk
-	@python3 repro/horse/rows.py builds | xargs -P $(NPROC) -L 1 sh -c \
-	  '$(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3" > /dev/null || exit 255'
+	@mkdir -p build/horse
+	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " $$3 " " ($$4 == "epoll") } \
+	  !(k in first) { first[k]; print; next } { rest[++n] = $$0 } END { for (i = 1; i <= n; i++) print rest[i] }' \
+	  > build/horse/builds.txt
+	@KIT_PHASE_OF=$$(wc -l < build/horse/builds.txt) xargs -P $(NPROC) -L 1 sh -c \
+	  '$(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3" > /dev/null || exit 255; \
+	   scripts/phase.sh tick "horse: $$0 $$1 $$2 $$3"' < build/horse/builds.txt
 
 
 horse-sets: fpc-trunk

@@ -37,7 +37,7 @@ build/fpc-trunk/win64.stamp:
 build/real-trunk-win64/%/fpserver.exe: $(WIN64_DEPS) $(FPC_PATCHES)
 	@repro/fpc/build.sh --fpc $(FPC_WIN64) --set $* --out build/real-trunk-win64/$* > /dev/null 2> build/real-trunk-win64-$(subst +,_,$*).log \
 	 || { cat build/real-trunk-win64-$(subst +,_,$*).log; exit 1; }
-	@echo "built $@"
+	@scripts/phase.sh tick "built $@"
 
 # The compiler wrapper plus the guard define: build.sh stays define-free.
 $(WIN64_FPC_GUARD): build/fpc-trunk/win64.stamp mk/win64.mk
@@ -49,15 +49,17 @@ $(WIN64_FPC_GUARD): build/fpc-trunk/win64.stamp mk/win64.mk
 build/real-trunk-win64/unix-guard/fpserver.exe: $(WIN64_DEPS) $(WIN64_FPC_GUARD)
 	@repro/fpc/build.sh --fpc $(WIN64_FPC_GUARD) --set stock --out build/real-trunk-win64/unix-guard > /dev/null 2> build/real-trunk-win64-unix-guard.log \
 	 || { cat build/real-trunk-win64-unix-guard.log; exit 1; }
-	@echo "built $@"
+	@scripts/phase.sh tick "built $@"
 
 real-trunk-win64: fpc-trunk-win64
-	@if [ -x $(FPC_WIN64) ]; then $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64) wine-prefix; fi
+	@if [ -x $(FPC_WIN64) ]; then \
+	  KIT_PHASE_OF=$$($(call BUILDS_DUE,$(REAL_TRUNK_WIN64))) $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64); fi
 
 # The Wine prefix template (repro/wineprefix.py): one wineboot per machine
-# and Wine version, so that no run waits for one.
+# and Wine version, so that no run waits for one.  make real-servers makes
+# it beside the builds (scripts/builds.sh).
 wine-prefix:
 	@if command -v wine > /dev/null; then python3 repro/wineprefix.py --template > /dev/null; fi
 
-win64-check: real-trunk-win64 build/probe build/pcap-analyse
+win64-check: real-trunk-win64 wine-prefix build/probe build/pcap-analyse
 	@repro/fpc/win64-check.sh

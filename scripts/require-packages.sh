@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# require-packages.sh [--test] - the Debian packages the kit uses.
+# require-packages.sh [--test] [--first|--rest] - the Debian packages the kit uses.
 #
 # Two lists: what the main job truly needs (a C compiler, make, python3,
 # patch, libpcap for the analysers, jansson for the probe's and the
@@ -9,6 +9,9 @@
 # as for the fresh-machine step).  Otherwise a missing needed
 # package fails (exit 1) naming it; a missing optional one is named once and
 # the steps that use it skip with the reason (exit 4 there, never a failure).
+# --first: only what the builds read (the needed packages and the optional
+# ones in build_tools below), so that --rest (everything else) can install
+# beside the builds (scripts/builds.sh).
 set -euo pipefail
 # package:file that proves it is there
 need=(
@@ -36,6 +39,9 @@ want=(
     wine:/usr/bin/wine
     git:/usr/bin/git
 )
+# The optional packages the builds themselves use (the trunk toolchain's
+# bootstrap compiler and the FPC 3.2.2 build; Horse's tree is a git repository).
+build_tools=" fpc git "
 # What only `make test` uses (CUnit needed, the rest optional there).
 test_need=(libcunit1-dev:/usr/include/CUnit/Basic.h)
 test_want=(clang:/usr/bin/clang
@@ -51,9 +57,21 @@ if [[ ${1:-} == --list ]]; then
     for item in "${test_need[@]}" "${test_want[@]}"; do echo "test ${item%%:*} ${item#*:}"; done
     exit 0
 fi
-if [[ ${1:-} == --test ]]; then
-    need+=("${test_need[@]}")
-    want+=("${test_want[@]}")
+part=all
+while (($#)); do
+    case $1 in
+    --test) need+=("${test_need[@]}"); want+=("${test_want[@]}") ;;
+    --first|--rest) part=${1#--} ;;
+    *) echo "usage: require-packages.sh [--list] [--test] [--first|--rest]" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [[ $part != all ]]; then
+    first=() rest=()
+    for item in "${want[@]}"; do
+        if [[ $build_tools == *" ${item%%:*} "* ]]; then first+=("$item"); else rest+=("$item"); fi
+    done
+    if [[ $part == first ]]; then want=("${first[@]}"); else need=() want=("${rest[@]}"); fi
 fi
 missing() {
     local item

@@ -22,6 +22,14 @@
 # A patch set other than stock needs a compiler that reads fcl-web from
 # source (the trunk wrapper): the patched copies of the upstream files are
 # put in DIR/overlay and searched before the tree's own.
+# The unpatched units are compiled once per compiler (build/fpc-units/<id>/,
+# <id> a hash of the compiler wrapper, every file it names and the trunk
+# toolchain's stamp): a set's build starts from copies of them without the
+# units its overlay changes and every unit that uses one (FPC's own
+# dependency graph, recorded when the stock units were compiled), so those
+# are compiled from the overlay and the tree, the rest is not compiled
+# again; the build fails if a unit the overlay changes was not compiled in
+# it.  Not with --tree.
 # Prints the compiler version and the program path on stdout.
 set -euo pipefail
 kit_name=fpc-build
@@ -38,7 +46,7 @@ while (($#)); do
     --program) program=$(realpath "$2"); shift 2 ;;
     --tree) tree=$(realpath "$2"); shift 2 ;;
     --overlay-only) overlay_only=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -47,6 +55,7 @@ require_command "$fpc" fpc
 version=$("$fpc" -iV)
 target=$("$fpc" -iTP)-$("$fpc" -iTO)
 out=${out:-$top/build/fpc-$version}
+rm -rf "$out/units"
 mkdir -p "$out/units"
 
 # The patches of SET, in series order.  The series is stacked (each patch
@@ -105,7 +114,93 @@ if [[ -n $tree ]]; then
 fi
 echo "fpc $version ($target) set=$set${tree:+ tree=$tree}"
 [[ -f $program ]] || die "no program $program"
-"$fpc" -O2 -vew -l- "${flags[@]}" -FE"$out" -FU"$out/units" "$program" >&2
+fpc_flags=(-O2 -vew -l-)
+
+# compiler_ident FILE [DEPTH]: hashes of FILE and, for a script (a wrapper,
+# a cfg), of every file it names, three levels deep.
+compiler_ident() {
+    local f=$1 n=${2:-0} p
+    sha256sum < "$f"
+    ((n < 3)) && grep -Iq . "$f" || return 0
+    grep -o '/[^"'"'"' @]*' "$f" | sort -u | while read -r p; do
+        [[ -f $p ]] && compiler_ident "$p" $((n + 1))
+    done
+    return 0
+}
+# The stock units of this compiler, compiled once (under a lock: builds run
+# side by side): DIR/units, and DIR/deps, 'unit used-unit' a line, from
+# FPC's -vu log.
+prebuilt_units() {
+    local fpc_path id
+    fpc_path=$(command -v "$fpc")
+    id=$( { compiler_ident "$fpc_path"; echo "$version $target ${fpc_flags[*]}"
+            cat "$top/build/fpc-trunk/stamp" 2>/dev/null || true; } \
+          | sha256sum | cut -c1-16)
+    base=$top/build/fpc-units/$id
+    mkdir -p "$top/build/fpc-units"
+    exec 7> "$base.lock"
+    flock 7
+    if [[ ! -f $base/ready ]]; then
+        rm -rf "$base"; mkdir -p "$base/units"
+        if ! "$fpc" "${fpc_flags[@]}" -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1; then
+            grep -E 'Error|Fatal' "$base/log" >&2
+            die "the stock units do not compile ($base/log)"
+        fi
+        # The graph: the program again, its units loaded from their .ppu
+        # with -vu (not compiled with it: a unit keeps its verbosity).
+        "$fpc" "${fpc_flags[@]}" -vu -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1 \
+            || die "the stock program does not compile again ($base/log)"
+        # Every unit loaded comes from here, an RTL or an installed compiler's
+        # units: a .ppu left in a source folder would be linked unseen.
+        stray=$(sed -n 's/.*PPU Name: //p' "$base/log" | { grep -v -e "^$base/units/" -e '/rtl/units/' -e '^/usr/lib/' || true; } | sort -u)
+        [[ -z $stray ]] || die "precompiled units outside the toolchain's unit folders (remove them): $(echo $stray)"
+        sed -n 's/.*Adding dependency: \([^ ]*\) depends on \([^ ]*\).*/\L\1 \2/p' "$base/log" \
+            | sort -u > "$base/deps"
+        rm -f "$base/log" "$base"/*.exe
+        find "$base" -maxdepth 1 -type f -perm -u+x -delete
+        touch "$base/ready"
+    fi
+    exec 7>&-
+}
+# The units the overlay changes, lower case; none if it changes a file that
+# is no unit (an include file: its units are not known here).
+changed_units() {
+    local f
+    while read -r f; do
+        case $f in
+        *.pp|*.pas|*.p) f=$(basename "$f"); echo "${f%.*}" | tr '[:upper:]' '[:lower:]' ;;
+        *) return 1 ;;
+        esac
+    done < <(cd "$out/overlay" 2>/dev/null && find . -type f)
+}
+changed=()
+if [[ -z $tree ]] && mapfile -t changed < <(changed_units) && changed_units > /dev/null; then
+    prebuilt_units
+    # What to compile again: the changed units and, transitively, every
+    # unit that uses one.
+    mapfile -t again < <(awk -v seeds="${changed[*]}" '
+        { users[$2] = users[$2] " " $1 }
+        END { n = split(seeds, q, " "); for (i = 1; i <= n; i++) seen[q[i]] = 1
+              for (i = 1; i <= n; i++) { m = split(users[q[i]], u, " ")
+                  for (j = 1; j <= m; j++) if (!(u[j] in seen)) { seen[u[j]] = 1; q[++n] = u[j] } }
+              for (k in seen) print k }' "$base/deps")
+    skip=" ${again[*]} " copy=()
+    for f in "$base/units"/*; do
+        [[ -f $f ]] || continue
+        u=$(basename "$f"); u=${u%.*}
+        [[ $skip == *" ${u,,} "* ]] || copy+=("$f")
+    done
+    # Copies with their times (FPC compares a unit's sources with them);
+    # never links: a unit FPC compiles again must not write into the shared.
+    ((${#copy[@]})) && cp -p "${copy[@]}" "$out/units/"
+    echo "prebuilt units: $base (${#copy[@]} files; compiled here: ${#again[@]} units)" >&2
+fi
+"$fpc" "${fpc_flags[@]}" "${flags[@]}" -FE"$out" -FU"$out/units" "$program" >&2
+# Proof that the set's own units were linked: every unit the overlay
+# changes was compiled in this build (none of it was copied in).
+for u in "${changed[@]}"; do
+    [[ -n $(find "$out/units" -maxdepth 1 -iname "$u.ppu") ]] || die "$u (changed by set $set) was not compiled from the overlay"
+done
 name=$(basename "$program"); name=${name%.*}
 for exe in "$out/$name" "$out/$name.exe"; do
     [[ -f $exe ]] && { echo "$exe"; exit 0; }
