@@ -98,7 +98,7 @@ test:
 	@$(MAKE) --no-print-directory test-build
 	@scripts/phase.sh run suite -- tests/run.sh; rc=$$?; scripts/phase.sh table; exit $$rc
 test-build:
-	@$(BUILDS) --test all sanitizers build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
+	@$(BUILDS) --test all sanitizers dispatch-tests build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
 
 # `make test-repeat N` (or N=...): the suite N times on one build, then how
 # many runs each check failed (tests/repeat.sh).  The number is a goal of

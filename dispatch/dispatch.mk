@@ -32,8 +32,6 @@ DISPATCH_TEST_BINS := build/dispatch/tsan/dispatch build/dispatch/asan/dispatch 
 dispatch: $(DISPATCH_BINS)
 dispatch-tests: $(DISPATCH_BINS) $(DISPATCH_TEST_BINS)
 all: dispatch
-# test-build, not test: make test-repeat builds through it too.
-test-build: dispatch-tests
 
 build/dispatch/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
