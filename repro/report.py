@@ -296,6 +296,30 @@ def block_horse(doc: dict) -> str:
     return "\n".join(lines)
 
 
+H1_ROWS = [("horse trunk", "Linux, ff41415"), ("horse trunk + horse:pr563-simulation", "Linux"),
+           ("horse trunk (win64)", "ff41415"), ("horse trunk (win64) + horse:pr563-simulation", ""),
+           ("horse trunk (win64) + horse:pr566-simulation", "")]
+
+
+def block_horse_h1(doc: dict) -> str:
+    """report/horse/H1's table: the Windows rows beside Linux's, from the
+    same run as REPORT's Horse table."""
+    rm = rowmap(doc)
+    lines = ["| row | B3 (stall) | wire, loopback / veth | setsockopt(TCP_NODELAY) per connection "
+             "| requests 2..30 p50 over a fresh connection |", "| --- | --- | --- | --- | --- |"]
+    for name, where in H1_ROWS:
+        if name not in rm:
+            continue
+        v = rm[name]["verdicts"]
+        b3 = v["B3"]["data"]
+        st = {c: SHORT.get(v[c]["state"], v[c]["state"]) if c in v else "-" for c in ("B3", "wire-lo", "wire-veth")}
+        ratio = f"{b3['ratio_p50']:.1f}x" if b3.get("ratio_p50") is not None else "-"
+        lines.append(f"| `{name}`{f' ({where})' if where else ''} | {st['B3']} | {st['wire-lo']} / "
+                     f"{st['wire-veth']} | {','.join(map(str, b3.get('tcp_nodelay_per_connection', []))) or '-'} "
+                     f"| {ratio} |")
+    return "\n".join(lines)
+
+
 def block_clients(clients: dict | None) -> str:
     if not clients:
         return "(no client results in this run: see `repro/clients/`)"
@@ -447,7 +471,8 @@ def block_windows(doc: dict) -> str:
 
 def texts() -> list[Path]:
     """Every text with generated blocks, REPORT.md first."""
-    return [REPORT] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
+    return ([REPORT] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
+            + sorted((TRACKER / "horse").glob("H*.md")))
 
 
 def title_of(defect: str) -> str:
@@ -575,6 +600,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "windows": block_windows(doc),
         "clients": block_clients(clients),
         "horse": block_horse(doc),
+        "horse-h1": block_horse_h1(doc),
         "h2load": block_h2load(results),
         "b3-bench": block_b3_bench(),
         "plot": make_plot(doc, results),
