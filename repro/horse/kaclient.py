@@ -16,8 +16,9 @@ delayed ACK of the first, so the body arrives one delayed-ACK period after
 the headers.  The verdict is a same-request ratio, never a millisecond bound:
 the median over requests 2..N of hold / time-to-first-byte.  A held body
 makes it tens to hundreds (40 ms on Linux, 200 ms on Windows, against well
-under a millisecond to the first byte); a response sent whole, or in two
-back-to-back segments, makes it about 1 or less.  Between the bounds the
+under a millisecond to the first byte; 3-4 under Wine, whose own calls
+delay the first byte); a response sent whole, or in two back-to-back
+segments, makes it about 1 or less.  Between the bounds the
 run says nothing, and the check fails (it must prove the absence).
 
 usage: kaclient.py HOST PORT [-n N] [--path /ping] [--json FILE]
@@ -33,7 +34,11 @@ import statistics
 import sys
 import time
 
-STALL, CLEAN = 4.0, 1.0          # bounds on the median hold / first-byte ratio
+# Bounds on the median hold / first-byte ratio.  Under Wine the server's
+# own calls cost it ~10-15 ms before the first byte, so a 40 ms delayed-ACK
+# hold came out 3.5 (the old bound 4 called it inconclusive, once in four
+# clean-clone make test runs): the stall bound is twice the clean one.
+STALL, CLEAN = 2.0, 1.0
 GAPS, GAP_S = 5, 0.3              # the idle-gap control
 DEADLINE_S = 5.0                  # how long we wait for one response (a deadline, not a verdict)
 
