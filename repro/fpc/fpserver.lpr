@@ -46,7 +46,8 @@ program fpserver;
 uses
   {$ifdef unix}cthreads, BaseUnix, Unix,{$endif}
   {$ifdef windows}WinSock2,{$endif}
-  Classes, SysUtils, Sockets, ssockets, httpdefs, fphttpserver, typinfo;
+  Classes, SysUtils, Sockets, ssockets, httpdefs, fphttpserver, typinfo
+  {$if FPC_FULLVERSION >= 30301}, fpthreadpool{$endif};   { --pool-threads }
 
 {$if FPC_FULLVERSION >= 30301}
   {$define TRUNK_HTTP}
@@ -104,6 +105,9 @@ type
   TProbeServer = class(TFPHttpServer)
   protected
     function CreateConnection(Data: TSocketStream): TFPHTTPConnection; override;
+    {$ifdef HTTP_THREADMODE}
+    function CreateConnectionHandler: TFPHTTPServerConnectionHandler; override;
+    {$endif}
     {$ifdef windows}
     procedure FreeServerSocket; override;
   public
@@ -111,6 +115,7 @@ type
     {$endif}
   public
     RequestNoDelay: Boolean;
+    PoolThreads: Integer;        { --pool-threads; 0: upstream's pool size }
     FAcceptIdleCalls: LongInt;   { AcceptIdleHook's calls, counted across threads }
     procedure ServeRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
       var AResponse: TFPHTTPConnectionResponse);
@@ -245,6 +250,26 @@ function TProbeServer.CreateConnection(Data: TSocketStream): TFPHTTPConnection;
 begin
   Result := TProbeConnection.Create(Self, Data);
 end;
+
+{$ifdef HTTP_THREADMODE}
+{ --pool-threads N: MaxThreads N and MinThreads N - 1, the ratio that
+  TFPSimpleThreadPool.Create gives ProcessorCount; set here, before the pool
+  has a thread (AddTask starts them as tasks come). }
+function TProbeServer.CreateConnectionHandler: TFPHTTPServerConnectionHandler;
+var
+  P: TFPSimpleThreadPool;
+begin
+  Result := inherited CreateConnectionHandler;
+  if (PoolThreads > 0) and (Result is TFPPooledConnectionHandler)
+     and (TFPPooledConnectionHandler(Result).Pool is TFPSimpleThreadPool) then
+  begin
+    P := TFPSimpleThreadPool(TFPPooledConnectionHandler(Result).Pool);
+    P.MinThreads := 0;
+    P.MaxThreads := PoolThreads;
+    P.MinThreads := PoolThreads - 1;
+  end;
+end;
+{$endif}
 
 procedure TProbeServer.AcceptIdleHook(Sender: TObject);
 begin
@@ -621,6 +646,7 @@ begin
   Row('--keep-connection-timeout MS', 'KeepConnectionTimeout (default 0)', Trunk);
   Row('--keep-connection-idle-timeout MS', 'KeepConnectionIdleTimeout (default 50)', Trunk);
   Row('--max-live-connection-count N', 'MaxLiveConnectionCount (default 128; 3.2.2 takes only 0, its one behaviour)', True);
+  Row('--pool-threads N', 'tmThreadPool: MaxThreads N, MinThreads N-1 (default ProcessorCount)', Trunk);
   Row('--queue-size N', 'QueueSize, the listen backlog (default 5; --horse: 15)', True);
   Row('--accept-idle-timeout MS', 'AcceptIdleTimeout (default 0)', True);
   Row('--request-read-timeout MS', 'RequestReadTimeout (trunk: default 30000)', Trunk);
@@ -695,7 +721,7 @@ var
   I, N: Integer;
   A, ThreadModeName, AllowConnect, SocketHandler: string;
   Horse, KeepConnections, HaveKeepTimeout, HaveIdleTimeout, HaveMaxLive, RequestNoDelay: Boolean;
-  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize, ReadTimeout: Integer;
+  KeepTimeout, IdleTimeout, AcceptIdle, MaxLive, QueueSize, ReadTimeout, PoolThreads: Integer;
   MaxBody: Int64;
   NoStrictURL: Boolean;
   {$ifdef HTTP_THREADMODE}
@@ -724,6 +750,7 @@ begin
   AcceptIdle := 0;
   MaxLive := 0;
   QueueSize := -1;
+  PoolThreads := 0;
   ReadTimeout := -1;
   MaxBody := -1;
   NoStrictURL := False;
@@ -767,6 +794,12 @@ begin
     end
     else if A = '--queue-size' then
       QueueSize := ArgInt(I, A)
+    else if A = '--pool-threads' then
+    begin
+      PoolThreads := ArgInt(I, A);
+      if (PoolThreads < 1) or (PoolThreads > 256) then
+        UsageError('--pool-threads must be 1..256');
+    end
     else if A = '--accept-idle-timeout' then
       AcceptIdle := ArgInt(I, A)
     else if A = '--request-read-timeout' then
@@ -825,6 +858,10 @@ begin
   if (ThreadModeName = 'pool') or (ThreadModeName = 'polled') then
     Unsupported('--thread-mode ' + ThreadModeName, 'only Threaded (none|thread) exists before FPC 3.3.1');
   {$endif}
+  {$ifndef HTTP_THREADMODE}
+  if PoolThreads > 0 then
+    Unsupported('--pool-threads', 'no thread pool in this fcl-web');
+  {$endif}
 
   Server := TProbeServer.Create(nil);
   try
@@ -857,6 +894,7 @@ begin
       TM := TrunkThreadMode(ThreadModeName);
       if TM < 0 then
         Unsupported('--thread-mode ' + ThreadModeName, 'no matching TThreadMode value in this fcl-web');
+      Server.PoolThreads := PoolThreads;   { read as the mode makes the pool }
       Server.ThreadMode := TThreadMode(TM);
     end;
     {$else}
