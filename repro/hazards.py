@@ -6,9 +6,10 @@ worker while another client gets nothing?  Does every thread and
 descriptor come back when the clients leave?  This runs those checks on the
 model and on the real server built from trunk, stock and with the fixes,
 in every ThreadMode a fix touches, and on a fixture that must fail them
-(tests/hazards/unfair-b6.patch: the B6 fix that served a kept-alive
-connection's next requests on the worker that had it, as shipped before),
-so that the checks are proven able to fail.
+(the B6 fix that served a kept-alive connection's next requests on the
+worker that had it, as shipped before: tests/hazards/unfair-b6.patch on the
+model, unfair-b6.fpc.patch on the real trunk), so that the checks are
+proven able to fail.
 
 Fairness: K = W + 4 keep-alive clients, each sending requests back to back
 for a bounded time, against a pool of W workers: upstream's default
@@ -115,6 +116,27 @@ def build_fixture(tmp: Path, name: str) -> Path:
     subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-pthread", "-o", str(exe),
                     *map(str, sorted((src / "server-min").glob("*.c")))], check=True)
     return exe
+
+
+def build_real_fixture(tmp: Path, name: str) -> Path | None:
+    """The real trunk with a fixture's Pascal patch (tests/hazards/
+    NAME.fpc.patch, against the pristine file) in place of the series:
+    repro/fpc/build.sh reads a one-patch series from another folder.  None
+    where the trunk toolchain is not built."""
+    fpc = TOP / "build" / "fpc-trunk" / "bin" / "fpc"
+    src = TOP / "tests" / "hazards" / f"{name}.fpc.patch"
+    if not (fpc.exists() and src.exists()):
+        return None
+    pdir, out = tmp / f"{name}-fpc", tmp / f"{name}-real"
+    pdir.mkdir()
+    shutil.copy(src, pdir / f"{name}.patch")
+    (pdir / "series").write_text(f"{name}.patch\n")
+    r = subprocess.run([str(TOP / "repro" / "fpc" / "build.sh"), "--fpc", str(fpc), "--set", "all",
+                        "--out", str(out)], capture_output=True, text=True,
+                       env={**os.environ, "KIT_FPC_PATCHES": str(pdir)})
+    if r.returncode != 0:
+        raise kit.KitError(f"the real fixture {name} does not build: {r.stderr.strip()[-2000:]}")
+    return out / "fpserver"
 
 
 def started(name: str, exe: Path, variant: str, outdir: Path, what: str, flags: list[str]) -> kit.Server:
@@ -341,6 +363,9 @@ def main() -> int:
             return m == "pool" or not a.short or (v in VARIANTS and not n.startswith("real"))
         todo = rows(EVERY)
         todo.append(("model fixture unfair-b6", build_fixture(Path(tmp), "unfair-b6"), "unfair-b6"))
+        real_fixture = build_real_fixture(Path(tmp), "unfair-b6") if REAL_TRUNK.exists() else None
+        if real_fixture:
+            todo.append(("real trunk fixture unfair-b6", real_fixture, "unfair-b6"))
         jobs = [(n, e, v, m) for (n, e, v) in todo for m in FAIR_MODES if wanted(n, v, m)]
         htodo = rows(HEADER_VARIANTS)
         htodo.append(("model fixture announce-close-overrides",
@@ -377,8 +402,7 @@ def main() -> int:
                              f"{r['overlaps']} times")
     pairs = {}
     for r in results:
-        if r["variant"] != "unfair-b6":
-            pairs.setdefault((r["variant"], r["mode"]), {})[r["row"].startswith("real")] = r["fairness"]["verdict"]
+        pairs.setdefault((r["variant"], r["mode"]), {})[r["row"].startswith("real")] = r["fairness"]["verdict"]
     for (v, m), both in sorted(pairs.items()):
         if len(both) == 2:
             failures += kit_test(both[False] == both[True], f"hazards model = real: {v} {m} fairness",
