@@ -230,8 +230,7 @@ def own_headers(srv: kit.Server, fresh_each: bool) -> list[dict]:
             if sock is None:
                 sock = httpwire.socket.create_connection((srv.address, srv.port), timeout=5)
             q = f"?connection={ask}" if ask else ""
-            sock.sendall(f"GET /own-headers{q} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
-            got = httpwire.parse_responses(httpwire.read_responses(sock, 1))
+            got = httpwire.exchange(sock, f"/own-headers{q}")
             h = got[0]["headers"] if got else []
             out.append({"ask": ask, "answered": bool(got),
                         "x_app": [v for n, v in h if n.lower() == "x-app"],
@@ -286,17 +285,16 @@ ORDER_WAIT_S = 2.0
 
 
 def ordered_answers(srv: kit.Server, pipelined: bool) -> dict:
-    reqs = [f"GET /bytes/{i} HTTP/1.1\r\nHost: kit\r\n\r\n".encode() for i in range(1, ORDER_K + 1)]
+    paths = [f"/bytes/{i}" for i in range(1, ORDER_K + 1)]
     lengths: list[int] = []
     with httpwire.socket.create_connection((srv.address, srv.port), timeout=5) as sock:
         if pipelined:
-            sock.sendall(b"".join(reqs))
+            sock.sendall(b"".join(map(httpwire.get, paths)))
             got = httpwire.parse_responses(httpwire.read_responses(sock, ORDER_K, ORDER_WAIT_S))
             lengths = [len(r["body"]) for r in got]
         else:
-            for req in reqs:
-                sock.sendall(req)
-                got = httpwire.parse_responses(httpwire.read_responses(sock, 1, ORDER_WAIT_S))
+            for path in paths:
+                got = httpwire.exchange(sock, path, ORDER_WAIT_S)
                 if not got:
                     break
                 lengths += [len(r["body"]) for r in got]

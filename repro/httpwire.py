@@ -75,3 +75,16 @@ def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> byt
     """What the server sends until `count` complete responses are in, EOF,
     RST, or limit_s overall (a bound on the wait, never a verdict)."""
     return _read(sock, limit_s, lambda buf: len(parse_responses(buf)) >= count)[0]
+
+
+def get(path: str) -> bytes:
+    """The kit's GET request for path: HTTP/1.1, Host only."""
+    return f"GET {path} HTTP/1.1\r\nHost: kit\r\n\r\n".encode()
+
+
+def exchange(sock: socket.socket, path: str, limit_s: float = 5.0) -> list[dict]:
+    """One GET path on sock, and the complete responses read until the
+    first (more where they came in the same bytes: an answer twice shows);
+    none on EOF, RST or limit_s (a bound on the wait)."""
+    sock.sendall(get(path))
+    return parse_responses(read_responses(sock, 1, limit_s))

@@ -833,8 +833,7 @@ def _b9_sequential(sock: socket.socket, path: str, n: int) -> int:
     """n requests one after the other on sock: how many were answered
     before the first that was not."""
     for i in range(n):
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
-        if not httpwire.parse_responses(httpwire.read_responses(sock, 1, B9_WAIT_S * SLOW)):
+        if not httpwire.exchange(sock, path, B9_WAIT_S * SLOW):
             return i
     return n
 
