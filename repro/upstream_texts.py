@@ -16,6 +16,9 @@ import re
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TOP / "repro" / "bisect"))
+import symptoms  # noqa: E402  (repro/bisect/symptoms.py: the symptoms of each defect)
+
 BISECT = TOP / "repro" / "bisect" / "results.json"
 MIN = TOP / "repro" / "fpc" / "min"
 FPCUNIT = TOP / "repro" / "fpc" / "fpcunit" / "tests.json"
@@ -63,8 +66,6 @@ def introduced(defect: str) -> str:
     """Where the defect came from, per symptom where it has several
     (repro/bisect/symptoms.py), each claim checked at the commit and its
     parent."""
-    sys.path.insert(0, str(TOP / "repro" / "bisect"))
-    import symptoms  # noqa: E402
     entries = symptoms.entries(defect, BISECT)
     if not entries:
         return f"(no bisect result for {defect} in `repro/bisect/results.json`: `make bisect DEFECT={defect}`)"
@@ -80,8 +81,6 @@ def introduced(defect: str) -> str:
 
 def introduced_short(defect: str) -> str:
     """The commit per symptom, for the cover letter's table."""
-    sys.path.insert(0, str(TOP / "repro" / "bisect"))
-    import symptoms  # noqa: E402
     out = []
     for e in symptoms.entries(defect, BISECT):
         st = re.sub(r"^Introduced by ", "", e.get("statement", "not bisected"))
