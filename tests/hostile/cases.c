@@ -109,7 +109,7 @@ static void log_status(struct ctx *c, char *out, size_t cap)
 /* How long silence means "nothing more": when the row expects a close, wait
  * for it up to 2 s (a loaded machine can take longer than the usual 250 ms
  * to parse and close); the wait only runs out when the outcome differs. */
-static int idle_for(const struct ctx *c, int base)
+int hs_idle_for(const struct ctx *c, int base)
 {
     const char *want = hs_expected(c->t, opt.state);
 
@@ -121,7 +121,7 @@ enum after { AFTER_NONE, AFTER_HALF_CLOSE, AFTER_SPLIT };
 static int exchange(struct ctx *c, enum after how)
 {
     const struct hcase *t = c->t;
-    int idle = idle_for(c, t->idle_ms ? t->idle_ms : IDLE_MS);
+    int idle = hs_idle_for(c, t->idle_ms ? t->idle_ms : IDLE_MS);
     size_t len;
     char *in = case_input(t, &len), d[256], ls[128];
     struct rx x;
@@ -155,7 +155,8 @@ static int exchange(struct ctx *c, enum after how)
     return 0;
 }
 
-static int run_one(struct ctx *c) { return exchange(c, AFTER_NONE); }
+int hs_run_one(struct ctx *c) { return exchange(c, AFTER_NONE); }
+#define run_one hs_run_one
 static int run_half_close(struct ctx *c) { return exchange(c, AFTER_HALF_CLOSE); }
 static int run_split(struct ctx *c) { return exchange(c, AFTER_SPLIT); }
 
@@ -176,10 +177,10 @@ static int pipeline(struct ctx *c, int half_close)
         rx_free(&x);
         return -1;
     }
-    rx_xfer(&x, in, len, half_close ? 0 : n, 10000, half_close ? 20 : idle_for(c, 400));
+    rx_xfer(&x, in, len, half_close ? 0 : n, 10000, half_close ? 20 : hs_idle_for(c, 400));
     if (half_close) {
         rx_half_close(&x);
-        rx_xfer(&x, NULL, 0, n, 10000, idle_for(c, 400));
+        rx_xfer(&x, NULL, 0, n, 10000, hs_idle_for(c, 400));
     }
     for (i = 0; i < x.nr; i++) {
         char b[24];
