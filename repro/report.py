@@ -561,6 +561,17 @@ def block_defects() -> str:
     return "\n".join(rows)
 
 
+def block_conformance(results: Path) -> str:
+    """The RFC 9110 / 9112 conformance table of the last `make conformance`
+    (tests/hostile/conformance.py writes it beside its JSON)."""
+    f = results.parent / "conformance" / "conformance.json"
+    if not f.exists():
+        return "*(no conformance run: `make conformance` writes results/conformance/conformance.json)*"
+    sys.path.insert(0, str(TOP / "tests" / "hostile"))
+    import conformance  # noqa: E402  (tests/hostile/conformance.py)
+    return conformance.markdown(load(f))
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     pat = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
                      re.S)
@@ -602,6 +613,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "horse": block_horse(doc),
         "horse-h1": block_horse_h1(doc),
         "h2load": block_h2load(results),
+        "conformance": block_conformance(results),
         "b3-bench": block_b3_bench(),
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),
