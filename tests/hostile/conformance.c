@@ -156,6 +156,49 @@ static int run_body_incomplete(struct ctx *c)
     return 0;
 }
 
+/* Three requests on one connection, each sent once the previous one is
+ * answered (not pipelined): how many were answered.  The deadline bounds a
+ * wait for an answer that never comes (B6's pool mode). */
+static int run_sequential(struct ctx *c)
+{
+    struct rx x;
+    int i;
+
+    if (rx_open(&x, c->s, c->why, sizeof c->why) != 0)
+        return rx_free(&x), -1;
+    for (i = 0; i < 3 && !rx_closed(&x) && x.nr == (size_t)i; i++)
+        rx_xfer(&x, GET_H, sizeof GET_H - 1, (size_t)i + 1, 1500, 0);
+    snprintf(c->outcome, sizeof c->outcome, "answered=%zu-of-3;%s", x.nr,
+             rx_closed(&x) ? "closed" : "open");
+    rx_detail(&x, c->detail, sizeof c->detail);
+    rx_free(&x);
+    return 0;
+}
+
+/* A kept connection, idle, when the server is stopped (SIGTERM): closed
+ * with a FIN (graceful) or a reset? */
+static int run_stop_idle(struct ctx *c)
+{
+    struct rx x;
+    char why[256];
+    long long ms;
+
+    if (rx_open(&x, c->s, c->why, sizeof c->why) != 0)
+        return rx_free(&x), -1;
+    rx_xfer(&x, GET_H, sizeof GET_H - 1, 1, 3000, 0);
+    srv_stop(c->s, why, sizeof why, &ms);
+    c->stopped = 1;
+    if (!rx_closed(&x))
+        rx_xfer(&x, NULL, 0, 0, 1000, 0);
+    snprintf(c->outcome, sizeof c->outcome, "%s;%s,exit=%s", x.nr == 1 ? "200/4B" : "-",
+             !rx_closed(&x) ? "open" : x.rst ? "closed-by-rst" : "closed-by-fin",
+             why[0] ? "bad" : "0");
+    snprintf(c->detail, sizeof c->detail, "server exit after %lld ms (%s)", ms,
+             why[0] ? why : "status 0");
+    rx_free(&x);
+    return 0;
+}
+
 /* ---- the table ------------------------------------------------------------ */
 
 #define HORSE "--horse"
@@ -165,6 +208,8 @@ static int run_body_incomplete(struct ctx *c)
 #define CASE(name, run, flags, in, idle, ...) {name, run, flags, in, 0, NULL, idle, 0, E(__VA_ARGS__)}
 /* thread mode, keep-alive with a 300 ms time-out (KEEP_TIMEOUT_MS) */
 #define KEEP_300 "--thread-mode", "thread", "--keep-connections", "--keep-connection-timeout", "300"
+/* pool mode, keep-alive, the default AcceptIdleTimeout (B6's setting) */
+#define POOL_KEEP "--thread-mode", "pool", "--keep-connections", "--keep-connection-timeout", "15000"
 #define HOLD 400 /* silence that means "nothing more" where a request may sit unanswered */
 
 const struct cfcase cf_cases[] = {
@@ -212,12 +257,24 @@ const struct cfcase cf_cases[] = {
      "RFC 9112 9.6", "SHOULD",
      "an HTTP/1.1 response that ends an HTTP/1.0 exchange announces the close",
      "200/4B+C;closed", "B4", NULL, NULL},
+    {CASE("9112-9.3-persist-sequential", run_sequential, {HORSE}, NULL, 0,
+          {0, "answered=3-of-3;open"}),
+     "RFC 9112 9.3", "SHOULD", "a kept connection serves request after request (thread mode)",
+     "answered=3-of-3;open", NULL, NULL, NULL},
+    {CASE("9112-9.3-persist-sequential-pool", run_sequential, {POOL_KEEP}, NULL, 0,
+          {0, "answered=1-of-3;open"}, {FX(6), "answered=3-of-3;open"}),
+     "RFC 9112 9.3", "SHOULD", "a kept connection serves request after request (pool mode)",
+     "answered=3-of-3;open", "B6", NULL, NULL},
     {CASE("9112-9.5-idle-timeout-close", run_idle_close,
           {KEEP_300},
           NULL, 0, {0, "200/4B;closed-by-fin"}),
      "RFC 9112 9.5", "SHOULD",
      "an idle kept connection is timed out with a graceful close (FIN), after the time-out",
      "200/4B;closed-by-fin", NULL, NULL, NULL},
+    {CASE("9112-9.6-stop-closes-idle", run_stop_idle, {HORSE}, NULL, 0,
+          {0, "200/4B;closed-by-fin,exit=0"}),
+     "RFC 9112 9.6", "SHOULD", "a server that stops closes its idle kept connections gracefully",
+     "200/4B;closed-by-fin,exit=0", NULL, NULL, NULL},
     /* pipelining (RFC 9112 9.3.2) */
     {CASE("9112-9.3.2-pipeline-3-get", hs_run_one, {HORSE}, GET_H GET_H GET_H, HOLD,
           {0, "200/4B;open"}, {FX(2), "200/4B*3;open"}),
@@ -285,6 +342,10 @@ const struct cfcase cf_cases[] = {
           POST_ECHO("Content-Length: -5\r\n", ""), 0, {0, "200/0B;open"}),
      "RFC 9112 6.3", "MUST", "a negative Content-Length is invalid: 400, then close",
      "400/*;closed", NULL, NULL, "request framing / smuggling (invalid length read as 0)"},
+    {CASE("9112-6.3-cl-plus-sign", hs_run_one, {HORSE},
+          POST_ECHO("Content-Length: +5\r\n", "hello"), 0, {0, "200/5B;open"}),
+     "RFC 9112 6.3", "MUST", "Content-Length is digits only: +5 is invalid, 400 then close",
+     "400/*;closed", NULL, NULL, "request framing / smuggling (StrToIntDef accepts a sign)"},
     {CASE("9112-6.3-cl-body-incomplete", run_body_incomplete, {HORSE}, NULL, 0,
           {0, "200/100B;closed,zero-filled"}),
      "RFC 9112 6.3", "MUST",
@@ -302,6 +363,14 @@ const struct cfcase cf_cases[] = {
      "an obs-fold line is rejected (400) or joined to the field with a space",
      "400/*;closed|200/5B;open", NULL, NULL,
      "request framing / smuggling (folded line dropped)"},
+    {CASE("9112-5-field-no-colon", hs_run_one, {HORSE},
+          "GET /ping HTTP/1.1\r\n" H "X-No-Colon\r\n\r\n", 0, {0, "200/4B;open"}),
+     "RFC 9112 5", "SHOULD", "a field line without a colon is invalid: 400 and close",
+     "400/*;closed", NULL, NULL, NULL},
+    {CASE("9112-5-field-empty-name", hs_run_one, {HORSE},
+          "GET /ping HTTP/1.1\r\n" H ": x\r\n\r\n", 0, {0, "200/4B;open"}),
+     "RFC 9112 5", "SHOULD", "a field line with an empty name is invalid: 400 and close",
+     "400/*;closed", NULL, NULL, NULL},
     /* message parsing (RFC 9112 2.2) and the request line (RFC 9112 3) */
     {CASE("9112-2.2-bare-lf", hs_run_one, {HORSE}, "GET /ping HTTP/1.1\n" H "\n", HOLD,
           {0, "-;closed"}),
@@ -336,6 +405,11 @@ const struct cfcase cf_cases[] = {
      "RFC 9110 10.1.1", "MUST",
      "Expect: 100-continue on HTTP/1.1: a 100 or a final status before the body is read",
      "before-body=100/0B*|before-body=[2-5]*", NULL, "B10", NULL},
+    {CASE("9110-10.1.1-expect-body-already-sent", hs_run_one, {HORSE},
+          POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello"), 0, {0, "200/5B;open"}),
+     "RFC 9110 10.1.1", "MUST",
+     "Expect with the body already there: the final response (a 100 before it may be omitted)",
+     "200/5B;open|100/0B,200/5B;open", NULL, "B10", NULL},
     {CASE("9110-10.1.1-expect-http10-ignored", run_expect_10, {HORSE}, NULL, 0, {0, "before-body=-,all=200/5B;closed"},
           {FX(4), "before-body=-,all=200/5B+C;closed"}),
      "RFC 9110 10.1.1", "MUST", "Expect: 100-continue in an HTTP/1.0 request is ignored",
@@ -409,6 +483,8 @@ static const char *runner_input(const struct cfcase *k, size_t *len)
                         "\r\n(then, once the server is quiet) hello"},
         {run_head, "HEAD /ping HTTP/1.1\r\n" H "\r\n"},
         {run_idle_close, GET_H "(then silence)"},
+        {run_sequential, GET_H "(3 times, each once the previous one is answered)"},
+        {run_stop_idle, GET_H "(then the server gets SIGTERM)"},
         {run_body_incomplete,
          "POST /echo HTTP/1.1\r\n" H "Content-Length: 100\r\n\r\n0123456789(then half-close)"},
     };
@@ -417,6 +493,8 @@ static const char *runner_input(const struct cfcase *k, size_t *len)
     for (i = 0; i < sizeof own / sizeof own[0]; i++)
         if (own[i].run == k->c.run)
             return *len = strlen(own[i].in), own[i].in;
+    if (!k->c.in)
+        return *len = 0, "";
     *len = k->c.inlen ? k->c.inlen : strlen(k->c.in);
     return k->c.in;
 }

@@ -61,7 +61,11 @@ def claimed(case: dict, kind: str, fixed: dict | None = None) -> bool:
 
 
 def merge(d: Path, fixed: dict | None = None, quiet: bool = False) -> int:
-    table = json.loads((d / "table.json").read_text())
+    try:
+        table = json.loads((d / "table.json").read_text())
+    except (OSError, ValueError) as e:
+        print(f"TEST: conformance table [FAIL] {d / 'table.json'}: {e} (build/hostile --conformance --describe)")
+        return 1
     outcome, verdict, ran = read_runs(d)
     rc, rows = 0, []
 
