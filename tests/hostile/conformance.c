@@ -6,7 +6,7 @@
  * A case is a hostile case (struct hcase: runner, flags, input, the outcome
  * measured on the real trunk per defect state, which the clone must give
  * too) plus the RFC section, the requirement in one line, its level, and the
- * outcomes that meet it (fnmatch patterns).  The verdict is derived from the
+ * outcomes that meet it (patterns, cf_match).  The verdict is derived from the
  * outcome; "fixed_by" names the defects whose patches make the case conform
  * (a variant that fixes them claims the case, and must conform), "at_merge"
  * a defect filed outside this tree (B10, Expect: 100-continue) that no
@@ -20,7 +20,6 @@
  * time-out (how the idle connection ended). */
 #include "hostile.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,74 +308,74 @@ const struct cfcase cf_cases[] = {
           {FX(2) | FX(4) | FX(5), "200/3B,404/9B+C;closed"}),
      "RFC 9112 6.3", "MUST",
      "Transfer-Encoding overrides Content-Length; reject (400) or decode, then close",
-     "400/*;closed|200/5B;closed|200/5B+C;closed", NULL, NULL,
+     "400/~;closed|200/5B;closed|200/5B+C;closed", NULL, NULL,
      "request framing / smuggling (Content-Length used over chunked)"},
     {CASE("9112-6.3-te-not-final-chunked", hs_run_one, {HORSE},
           POST_ECHO("Transfer-Encoding: gzip\r\n", "hello"), 0, {0, "200/0B;open"}),
      "RFC 9112 6.3", "MUST",
      "a request whose final transfer coding is not chunked: 400, then close",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (Transfer-Encoding ignored)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (Transfer-Encoding ignored)"},
     {CASE("9112-6.1-te-in-http10", hs_run_one, {HORSE},
           "POST /echo HTTP/1.0\r\n" H "Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n"
           "Content-Length: 3\r\n\r\n" CHUNKED_HELLO, 0, {0, "200/3B+K;open"}, {FX(2) | FX(5), "200/3B+K,404/9B;closed"},
           {FX(2) | FX(4) | FX(5), "200/3B+K,404/9B+C;closed"}),
      "RFC 9112 6.1", "MUST",
      "Transfer-Encoding in an HTTP/1.0 request: framing faulty, close after it",
-     "400/*;closed|200/*;closed", NULL, NULL,
+     "400/~;closed|200/~;closed", NULL, NULL,
      "request framing / smuggling (Transfer-Encoding ignored)"},
     {CASE("9112-6.3-cl-duplicate-differ", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: 22\r\nContent-Length: 0\r\n", GET_H), 0, {0, "200/0B;open"}, {FX(2), "200/0B,200/4B;open"}),
      "RFC 9112 6.3", "MUST",
      "differing Content-Length values are an unrecoverable error: 400, then close",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (last Content-Length wins)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (last Content-Length wins)"},
     {CASE("9112-6.3-cl-list-same", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: 5, 5\r\n", "hello"), 0, {0, "200/0B;open"}),
      "RFC 9112 6.3", "MUST",
      "a list of one repeated valid length is that length, or rejected (400)",
-     "200/5B;open|400/*;closed", NULL, NULL, "request framing / smuggling (length list read as 0)"},
+     "200/5B;open|400/~;closed", NULL, NULL, "request framing / smuggling (length list read as 0)"},
     {CASE("9112-6.3-cl-invalid", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: abc\r\n", ""), 0, {0, "200/0B;open"}),
      "RFC 9112 6.3", "MUST", "an invalid Content-Length: 400, then close",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (invalid length read as 0)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (invalid length read as 0)"},
     {CASE("9112-6.3-cl-negative", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: -5\r\n", ""), 0, {0, "200/0B;open"}),
      "RFC 9112 6.3", "MUST", "a negative Content-Length is invalid: 400, then close",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (invalid length read as 0)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (invalid length read as 0)"},
     {CASE("9112-6.3-cl-plus-sign", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: +5\r\n", "hello"), 0, {0, "200/5B;open"}),
      "RFC 9112 6.3", "MUST", "Content-Length is digits only: +5 is invalid, 400 then close",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (StrToIntDef accepts a sign)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (StrToIntDef accepts a sign)"},
     {CASE("9112-6.3-cl-body-incomplete", run_body_incomplete, {HORSE}, NULL, 0,
           {0, "200/100B;closed,zero-filled"}),
      "RFC 9112 6.3", "MUST",
      "a body cut short by the client's close is incomplete: not processed, connection closed",
-     "-;closed|400/*;closed", NULL, NULL,
+     "-;closed|400/~;closed", NULL, NULL,
      "body allocated before it arrives (incomplete body dispatched zero-filled)"},
     /* field lines (RFC 9112 5) */
     {CASE("9112-5.1-space-before-colon", hs_run_one, {HORSE},
           POST_ECHO("Content-Length : 5\r\n", "hello"), 0, {0, "200/0B;open"}),
      "RFC 9112 5.1", "MUST", "whitespace between field name and colon: 400",
-     "400/*;closed", NULL, NULL, "request framing / smuggling (field ignored, not rejected)"},
+     "400/~;closed", NULL, NULL, "request framing / smuggling (field ignored, not rejected)"},
     {CASE("9112-5.2-obs-fold", hs_run_one, {HORSE},
           POST_ECHO("Content-Length:\r\n 5\r\n", "hello"), 0, {0, "200/0B;open"}),
      "RFC 9112 5.2", "MUST",
      "an obs-fold line is rejected (400) or joined to the field with a space",
-     "400/*;closed|200/5B;open", NULL, NULL,
+     "400/~;closed|200/5B;open", NULL, NULL,
      "request framing / smuggling (folded line dropped)"},
     {CASE("9112-5-field-no-colon", hs_run_one, {HORSE},
           "GET /ping HTTP/1.1\r\n" H "X-No-Colon\r\n\r\n", 0, {0, "200/4B;open"}),
      "RFC 9112 5", "SHOULD", "a field line without a colon is invalid: 400 and close",
-     "400/*;closed", NULL, NULL, NULL},
+     "400/~;closed", NULL, NULL, NULL},
     {CASE("9112-5-field-empty-name", hs_run_one, {HORSE},
           "GET /ping HTTP/1.1\r\n" H ": x\r\n\r\n", 0, {0, "200/4B;open"}),
      "RFC 9112 5", "SHOULD", "a field line with an empty name is invalid: 400 and close",
-     "400/*;closed", NULL, NULL, NULL},
+     "400/~;closed", NULL, NULL, NULL},
     /* message parsing (RFC 9112 2.2) and the request line (RFC 9112 3) */
     {CASE("9112-2.2-bare-lf", hs_run_one, {HORSE}, "GET /ping HTTP/1.1\n" H "\n", HOLD,
           {0, "-;closed"}),
      "RFC 9112 2.2", "SHOULD",
      "bare LF line ends: accept them, or answer 400 and close; not silence",
-     "200/4B;open|400/*;closed", NULL, NULL,
+     "200/4B;open|400/~;closed", NULL, NULL,
      "errors never answered (the 400 is raised, logged, not sent)"},
     {CASE("9112-2.2-leading-crlf", hs_run_one, {HORSE}, "\r\n" GET_H, 0, {0, "-;closed"}),
      "RFC 9112 2.2", "SHOULD", "one empty line before the request line is ignored",
@@ -384,15 +383,15 @@ const struct cfcase cf_cases[] = {
     {CASE("9112-3-invalid-request-line", hs_run_one, {HORSE}, "GET /ping FTP/1.0\r\n" H "\r\n", 0,
           {0, "-;closed"}),
      "RFC 9112 3", "SHOULD", "an invalid request line is answered 400 (or 301), not a silent close",
-     "400/*;closed|301/*", NULL, NULL, "errors never answered (the 400 is raised, logged, not sent)"},
+     "400/~;closed|301/~", NULL, NULL, "errors never answered (the 400 is raised, logged, not sent)"},
     {CASE("9112-3.2-host-missing", hs_run_one, {HORSE}, "GET /ping HTTP/1.1\r\n\r\n", 0,
           {0, "200/4B;open"}),
      "RFC 9112 3.2", "MUST", "an HTTP/1.1 request without Host: 400",
-     "400/*;closed|400/*;open", NULL, NULL, NULL},
+     "400/~;closed|400/~;open", NULL, NULL, NULL},
     {CASE("9112-3.2-host-duplicate", hs_run_one, {HORSE},
           "GET /ping HTTP/1.1\r\n" H H "\r\n", 0, {0, "200/4B;open"}),
      "RFC 9112 3.2", "MUST", "a request with two Host fields: 400",
-     "400/*;closed|400/*;open", NULL, NULL, NULL},
+     "400/~;closed|400/~;open", NULL, NULL, NULL},
     {CASE("9112-3.2.2-absolute-form", hs_run_one, {HORSE},
           "GET http://k/ping HTTP/1.1\r\n" H "\r\n", 0, {0, "404/9B;open"}),
      "RFC 9112 3.2.2", "MUST", "a server accepts the absolute-form of the request target",
@@ -400,11 +399,11 @@ const struct cfcase cf_cases[] = {
     /* methods and expectations (RFC 9110 9.3, 10.1.1) */
     {CASE("9110-9.3.2-head-no-body", run_head, {HORSE}, NULL, 0, {0, "404,content=9B;open"}),
      "RFC 9110 9.3.2", "MUST", "a response to HEAD carries no content",
-     "*,content=0B;open", NULL, NULL, NULL},
+     "~,content=0B;open", NULL, NULL, NULL},
     {CASE("9110-10.1.1-expect-100-continue", run_expect_11, {HORSE}, NULL, 0, {0, "before-body=-,all=200/5B;open"}),
      "RFC 9110 10.1.1", "MUST",
      "Expect: 100-continue on HTTP/1.1: a 100 or a final status before the body is read",
-     "before-body=100/0B*|before-body=[2-5]*", NULL, "B10", NULL},
+     "before-body=100/0B,~~|before-body=[2-5]~~", NULL, "B10", NULL},
     {CASE("9110-10.1.1-expect-body-already-sent", hs_run_one, {HORSE},
           POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello"), 0, {0, "200/5B;open"}),
      "RFC 9110 10.1.1", "MUST",
@@ -413,9 +412,38 @@ const struct cfcase cf_cases[] = {
     {CASE("9110-10.1.1-expect-http10-ignored", run_expect_10, {HORSE}, NULL, 0, {0, "before-body=-,all=200/5B;closed"},
           {FX(4), "before-body=-,all=200/5B+C;closed"}),
      "RFC 9110 10.1.1", "MUST", "Expect: 100-continue in an HTTP/1.0 request is ignored",
-     "before-body=-,all=200/5B*;closed", NULL, "B10", NULL},
+     "before-body=-,all=200/5B~;closed", NULL, "B10", NULL},
 };
 const size_t cf_ncases = sizeof cf_cases / sizeof cf_cases[0];
+
+/* A pattern of the table against an outcome: "~" stands for any characters
+ * within one response (never a ','), "~~" for any characters, "[a-b]" for
+ * one character in that range; everything else, '*' included (the count of
+ * equal responses), is itself. */
+static int cf_match(const char *p, const char *s)
+{
+    if (!*p)
+        return !*s;
+    if (p[0] == '~' && p[1] == '~') {
+        for (;; s++) {
+            if (cf_match(p + 2, s))
+                return 1;
+            if (!*s)
+                return 0;
+        }
+    }
+    if (*p == '~') {
+        for (;; s++) {
+            if (cf_match(p + 1, s))
+                return 1;
+            if (!*s || *s == ',')
+                return 0;
+        }
+    }
+    if (p[0] == '[' && p[1] && p[2] == '-' && p[3] && p[4] == ']')
+        return *s >= p[1] && *s <= p[3] && cf_match(p + 5, s + 1);
+    return *p == *s && cf_match(p + 1, s + 1);
+}
 
 const char *cf_verdict(const struct cfcase *k, const char *outcome)
 {
@@ -427,7 +455,7 @@ const char *cf_verdict(const struct cfcase *k, const char *outcome)
         size_t l = e ? (size_t)(e - p) : strlen(p);
 
         snprintf(pat, sizeof pat, "%.*s", (int)l, p);
-        if (fnmatch(pat, outcome, 0) == 0)
+        if (cf_match(pat, outcome))
             return "conforms";
         if (!e)
             break;

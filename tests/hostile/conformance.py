@@ -11,7 +11,9 @@
     conformance.py self-test   the merge fails a doctored run (model differs
                                from the real trunk; a claimed case violates)
     conformance.py md JSON     the markdown table of a conformance.json
-                               (what repro/report.py prints)
+                               (what repro/report.py prints in
+                               report/conformance.md; REPORT.md gets
+                               summary_md)
 
 Which defects `all` fixes comes from repro/patchset.py (C series for the
 model, Pascal series for the real trunk); a case is claimed when its
@@ -150,6 +152,26 @@ def markdown(doc: dict) -> str:
     lines.append("")
     lines.append(f"{len(doc['cases'])} cases. Real trunk stock: {s['real stock'] or 'not run'}; "
                  f"all: {s['real all'] or 'not run'}. Model stock: {s['model stock']}; all: {s['model all']}.")
+    return "\n".join(lines)
+
+
+def summary_md(doc: dict) -> str:
+    """REPORT.md's short form: verdict counts per column, what the series
+    makes conform, and model = real."""
+    kinds = ["conforms", "violates (MUST)", "violates (SHOULD)"]
+    lines = ["| server | " + " | ".join(kinds) + " |", "|---|" + "---|" * len(kinds)]
+    for _, _, col in COLUMNS:
+        n = [sum(1 for r in doc["cases"] if r["verdicts"].get(col) == k) for k in kinds]
+        if any(n):
+            lines.append(f"| {col} | " + " | ".join(str(x) for x in n) + " |")
+    fixed = [f"`{r['case']}` ({r['fixed_by']})" for r in doc["cases"]
+             if r.get("fixed_by") and r["verdicts"].get("real all", r["verdicts"].get("model all")) == "conforms"
+             and r["verdicts"].get("real stock", r["verdicts"].get("model stock")) != "conforms"]
+    pairs = [(r["outcomes"].get(f"model {v}"), r["outcomes"].get(f"real {v}"))
+             for r in doc["cases"] for v in ("stock", "all")]
+    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+    lines += ["", f"{len(doc['cases'])} cases. The series makes {len(fixed)} conform: " + ", ".join(fixed) + ". "
+              f"The model gave the real trunk's outcome in {sum(a == b for a, b in pairs)} of {len(pairs)} pairs."]
     return "\n".join(lines)
 
 

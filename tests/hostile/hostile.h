@@ -174,7 +174,7 @@ struct cfcase {
     const char *section;     /* "RFC 9112 9.3" */
     const char *level;       /* "MUST" or "SHOULD": what a violation breaks */
     const char *requirement; /* one line, the kit's own words */
-    const char *conforms;    /* fnmatch(3) patterns, '|'-separated */
+    const char *conforms;    /* patterns ('~' within a response, '~~' any), '|'-separated */
     const char *fixed_by;    /* "B4", "B2 B5": the patches that make it conform; NULL none */
     const char *at_merge;    /* a defect being filed outside this tree ("B10"): NULL none */
     const char *candidate;   /* a violation no Bn covers: what it would be filed as */
