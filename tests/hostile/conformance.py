@@ -148,6 +148,10 @@ def markdown(doc: dict) -> str:
                                         cell(o.get("model stock")), cell(o.get("real stock")),
                                         cell(o.get("model all")), cell(o.get("real all")),
                                         verdict_text(r)]) + " |")
+    lines += ["", "The request bytes of each case (CR and LF written as \\\\r and \\\\n; the server flags in parentheses):", ""]
+    for r in doc["cases"]:
+        req = r["request"].encode("unicode_escape").decode("ascii")
+        lines.append(f"- `{r['case']}`: `{req}`" + (f" (`{r['flags']}`)" if r.get("flags") else ""))
     s = doc["summary"]
     lines.append("")
     lines.append(f"{len(doc['cases'])} cases. Real trunk stock: {s['real stock'] or 'not run'}; "

@@ -201,6 +201,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: hostile --server PATH [--variant NAME] [--mode NAME] [--fixed LIST]\n"
                "               [--applied LIST] [--clone] [--cases a,b] [--light] [--conns N]\n"
                "               [--slow K] [--log-dir DIR] [--launcher ARG]... [--list]\n"
+               "               [--conformance [--describe] [--wrong CASE]]\n"
                "               [-- extra server flags]\n");
 }
 
