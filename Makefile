@@ -29,7 +29,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards
+.PHONY: all servers tools sanitizers repro test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards conformance
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -126,6 +126,12 @@ hazards: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(MAKE) --no-print-directory real-servers
 	python3 repro/hazards.py
+
+# RFC 9110 / 9112 conformance of the connection path: model and real trunk,
+# stock and all (tests/hostile/conformance.sh; results/conformance/).
+conformance:
+	@$(MAKE) --no-print-directory real-servers
+	tests/hostile/conformance.sh
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.

@@ -472,7 +472,7 @@ def block_windows(doc: dict) -> str:
 def texts() -> list[Path]:
     """Every text with generated blocks, REPORT.md first."""
     return ([REPORT] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
-            + sorted((TRACKER / "horse").glob("H*.md")))
+            + sorted((TRACKER / "horse").glob("H*.md")) + [TRACKER / "conformance.md"])
 
 
 def title_of(defect: str) -> str:
@@ -561,6 +561,18 @@ def block_defects() -> str:
     return "\n".join(rows)
 
 
+def block_conformance(results: Path, short: bool = False) -> str:
+    """The RFC 9110 / 9112 conformance table of the last `make conformance`
+    (results/conformance/conformance.json): whole in report/conformance.md,
+    its verdict counts in REPORT.md (short)."""
+    f = results.parent / "conformance" / "conformance.json"
+    if not f.exists():
+        return "*(no conformance run: `make conformance` writes results/conformance/conformance.json)*"
+    sys.path.insert(0, str(TOP / "tests" / "hostile"))
+    import conformance  # noqa: E402  (tests/hostile/conformance.py)
+    return (conformance.summary_md if short else conformance.markdown)(load(f))
+
+
 def replace_block(text: str, name: str, body: str) -> str:
     pat = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)",
                      re.S)
@@ -602,6 +614,8 @@ def generate(matrix: Path, sweep: Path) -> int:
         "horse": block_horse(doc),
         "horse-h1": block_horse_h1(doc),
         "h2load": block_h2load(results),
+        "conformance": block_conformance(results),
+        "conformance-summary": block_conformance(results, short=True),
         "b3-bench": block_b3_bench(),
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),

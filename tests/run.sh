@@ -24,6 +24,10 @@
 #                 vs real must agree), FPC 3.2.2, win64 under Wine
 #   clients       curl, Node http.Agent, urllib3 and wrk against the variants
 #   hostile       bad input, scale, framing and faults against every variant
+#   conformance   RFC 9110 / 9112 connection management and framing, one case
+#                 per requirement (tests/hostile/conformance.c): model and real
+#                 trunk, stock and all, outcome as measured, model = real, a
+#                 case all claims conforms; a wrong expectation must fail
 #   fuzz          a brief libFuzzer run over the request reader and analysers
 #   dispatch      the dispatch models' shapes (dispatch/test.sh)
 #   win64         the TCP_NODELAY platform check (repro/fpc/win64-check.sh)
@@ -202,6 +206,7 @@ PY
 }
 
 step_hostile() { tests/hostile/run.sh --both; }   # clone and real trunk side by side
+step_conformance() { tests/hostile/conformance.sh; }
 
 # Brief: the reader targets on stock (request, response, pcap, strace) and
 # the request reader on all; `make fuzz-long` runs 10 million inputs each.
@@ -294,7 +299,7 @@ count() {
 
 # Steps in the order they start; the first ones wait longest.
 steps=(matrix tsan asan patches fpc-patches unit analysers min bisect fault hazards integration
-       sweep clients hostile fresh valgrind fpcunit fuzz dispatch win64 horse horse-ci texts report)
+       sweep clients hostile conformance fresh valgrind fpcunit fuzz dispatch win64 horse horse-ci texts report)
 ((${#@})) && steps=("$@")
 declare -A pid_of=()
 jobs_max=${KIT_STEPS:-4}

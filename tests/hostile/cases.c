@@ -109,7 +109,7 @@ static void log_status(struct ctx *c, char *out, size_t cap)
 /* How long silence means "nothing more": when the row expects a close, wait
  * for it up to 2 s (a loaded machine can take longer than the usual 250 ms
  * to parse and close); the wait only runs out when the outcome differs. */
-static int idle_for(const struct ctx *c, int base)
+int hs_idle_for(const struct ctx *c, int base)
 {
     const char *want = hs_expected(c->t, opt.state);
 
@@ -121,7 +121,7 @@ enum after { AFTER_NONE, AFTER_HALF_CLOSE, AFTER_SPLIT };
 static int exchange(struct ctx *c, enum after how)
 {
     const struct hcase *t = c->t;
-    int idle = idle_for(c, t->idle_ms ? t->idle_ms : IDLE_MS);
+    int idle = hs_idle_for(c, t->idle_ms ? t->idle_ms : IDLE_MS);
     size_t len;
     char *in = case_input(t, &len), d[256], ls[128];
     struct rx x;
@@ -155,7 +155,8 @@ static int exchange(struct ctx *c, enum after how)
     return 0;
 }
 
-static int run_one(struct ctx *c) { return exchange(c, AFTER_NONE); }
+int hs_run_one(struct ctx *c) { return exchange(c, AFTER_NONE); }
+
 static int run_half_close(struct ctx *c) { return exchange(c, AFTER_HALF_CLOSE); }
 static int run_split(struct ctx *c) { return exchange(c, AFTER_SPLIT); }
 
@@ -176,10 +177,10 @@ static int pipeline(struct ctx *c, int half_close)
         rx_free(&x);
         return -1;
     }
-    rx_xfer(&x, in, len, half_close ? 0 : n, 10000, half_close ? 20 : idle_for(c, 400));
+    rx_xfer(&x, in, len, half_close ? 0 : n, 10000, half_close ? 20 : hs_idle_for(c, 400));
     if (half_close) {
         rx_half_close(&x);
-        rx_xfer(&x, NULL, 0, n, 10000, idle_for(c, 400));
+        rx_xfer(&x, NULL, 0, n, 10000, hs_idle_for(c, 400));
     }
     for (i = 0; i < x.nr; i++) {
         char b[24];
@@ -822,84 +823,84 @@ static int run_announce_16m(struct ctx *c)
 
 const struct hcase hs_cases[] = {
     /* start line */
-    {"start-garbage", run_one, {HORSE},
+    {"start-garbage", hs_run_one, {HORSE},
      "GARBAGE\r\n\r\n", 0, NULL, 0, 0,
      E({0, "404/9B;closed"},
        {FX(4), "404/9B+C;closed"})},
-    {"start-ftp", run_one, {HORSE}, "GET / FTP/1.0\r\n\r\n", 0, NULL, 0, 0, E({0, "-;closed"})},
-    {"start-non-ascii", run_one, {HORSE},
+    {"start-ftp", hs_run_one, {HORSE}, "GET / FTP/1.0\r\n\r\n", 0, NULL, 0, 0, E({0, "-;closed"})},
+    {"start-non-ascii", hs_run_one, {HORSE},
      "GET /caf\xc3\xa9\x01 HTTP/1.1\r\n\r\n", 0, NULL, 0, 0,
      E({0, "-;closed"})},
-    {"start-non-ascii-lenient", run_one, {HORSE, "--no-strict-ascii-url"},
+    {"start-non-ascii-lenient", hs_run_one, {HORSE, "--no-strict-ascii-url"},
      "GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n", 0, NULL, 0, 0,
      E({0, "404/9B;open"})},
-    {"start-empty-line", run_one, {HORSE}, "\r\n" GET_PING, 0, NULL, 0, 0, E({0, "-;closed"})},
-    {"start-crlf-100", run_one, {HORSE}, NULL, 0, b_crlf_100, 0, 0, E({0, "-;closed"})},
-    {"start-no-http-word", run_one, {HORSE},
+    {"start-empty-line", hs_run_one, {HORSE}, "\r\n" GET_PING, 0, NULL, 0, 0, E({0, "-;closed"})},
+    {"start-crlf-100", hs_run_one, {HORSE}, NULL, 0, b_crlf_100, 0, 0, E({0, "-;closed"})},
+    {"start-no-http-word", hs_run_one, {HORSE},
      "GET /ping\r\n\r\n", 0, NULL, 0, 0,
      E({0, "200/4B;closed"},
        {FX(4), "200/4B+C;closed"})},
-    {"start-two-spaces", run_one, {HORSE},
+    {"start-two-spaces", hs_run_one, {HORSE},
      "GET  /ping HTTP/1.1\r\n\r\n", 0, NULL, 0, 0,
      E({0, "-;closed"})},
-    {"bare-lf", run_one, {HORSE, "--request-read-timeout", "200"},
+    {"bare-lf", hs_run_one, {HORSE, "--request-read-timeout", "200"},
      "GET /ping HTTP/1.1\n\n", 0, NULL, 1500, 0,
      E({0, "-;closed"})},
     /* header lines */
     {"cr-at-buffer-edge", run_split, {HORSE}, NULL, 0, b_cr_at_edge, 0, 0, E({0, "200/4B;open"})},
-    {"header-32768", run_one, {HORSE}, NULL, 0, b_header_32768, 0, 0, E({0, "200/4B;open"})},
-    {"header-32769", run_one, {HORSE}, NULL, 0, b_header_32769, 0, 0, E({0, "-;closed"})},
-    {"headers-255", run_one, {HORSE}, NULL, 0, b_headers_255, 0, 0, E({0, "200/4B;open"})},
-    {"headers-256", run_one, {HORSE}, NULL, 0, b_headers_256, 0, 0, E({0, "-;closed"})},
-    {"headers-257", run_one, {HORSE}, NULL, 0, b_headers_257, 0, 0, E({0, "-;closed"})},
+    {"header-32768", hs_run_one, {HORSE}, NULL, 0, b_header_32768, 0, 0, E({0, "200/4B;open"})},
+    {"header-32769", hs_run_one, {HORSE}, NULL, 0, b_header_32769, 0, 0, E({0, "-;closed"})},
+    {"headers-255", hs_run_one, {HORSE}, NULL, 0, b_headers_255, 0, 0, E({0, "200/4B;open"})},
+    {"headers-256", hs_run_one, {HORSE}, NULL, 0, b_headers_256, 0, 0, E({0, "-;closed"})},
+    {"headers-257", hs_run_one, {HORSE}, NULL, 0, b_headers_257, 0, 0, E({0, "-;closed"})},
     /* Content-Length values */
-    {"cl-negative", run_one, {HORSE},
+    {"cl-negative", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: -5\r\n", ""), 0, NULL, 0, 0,
      E({0, "200/0B;open"})},
-    {"cl-non-numeric", run_one, {HORSE},
+    {"cl-non-numeric", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: abc\r\n", ""), 0, NULL, 0, 0,
      E({0, "200/0B;open"})},
-    {"cl-overflow", run_one, {HORSE},
+    {"cl-overflow", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: 99999999999999999999999\r\n", ""), 0, NULL, 0, 0,
      E({0, "200/0B;open"})},
-    {"cl-int64-max", run_one, {HORSE},
+    {"cl-int64-max", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: 9223372036854775807\r\n", ""), 0, NULL, 0, 0,
      E({0, "-;closed"})},
-    {"cl-above-max", run_one, {HORSE, "--max-body-size", "1024"},
+    {"cl-above-max", hs_run_one, {HORSE, "--max-body-size", "1024"},
      NULL, 0, b_cl_above_max, 0, 0,
      E({0, "-;closed"})},
-    {"cl-at-max", run_one, {HORSE, "--max-body-size", "1024"},
+    {"cl-at-max", hs_run_one, {HORSE, "--max-body-size", "1024"},
      NULL, 0, b_cl_at_max, 0, 0,
      E({0, "200/1024B;open"})},
     /* framing: which length the server uses (the echo's length tells) and
      * whether the body is then served as a request of its own */
-    {"te-chunked", run_one, {HORSE},
+    {"te-chunked", hs_run_one, {HORSE},
      POST_ECHO("Transfer-Encoding: chunked\r\n", "16\r\n" SMUGGLED "\r\n0\r\n\r\n"), 0, NULL, 0, 0,
      E({0, "200/0B;open"},
        {FX(2), "200/0B;closed"})},
-    {"te-chunked-and-cl", run_one, {HORSE},
+    {"te-chunked-and-cl", hs_run_one, {HORSE},
      POST_ECHO("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
                "5\r\nhello\r\n0\r\n\r\n"), 0, NULL, 0, 0,
      E({0, "200/5B;open"},
        {FX(2) | FX(5), "200/5B,404/9B;closed"},
        {FX(2) | FX(4) | FX(5), "200/5B,404/9B+C;closed"})},
-    {"cl-duplicate-differ", run_one, {HORSE},
+    {"cl-duplicate-differ", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: 22\r\nContent-Length: 0\r\n", SMUGGLED), 0, NULL, 0, 0,
      E({0, "200/0B;open"},
        {FX(2), "200/0B,200/4B;open"})},
-    {"cl-space-before-colon", run_one, {HORSE},
+    {"cl-space-before-colon", hs_run_one, {HORSE},
      POST_ECHO("Content-Length : 22\r\n", SMUGGLED), 0, NULL, 0, 0,
      E({0, "200/0B;open"},
        {FX(2), "200/0B,200/4B;open"})},
-    {"cl-obs-fold", run_one, {HORSE},
+    {"cl-obs-fold", hs_run_one, {HORSE},
      POST_ECHO("X-A: a\r\n Content-Length: 22\r\n", SMUGGLED), 0, NULL, 0, 0,
      E({0, "200/0B;open"},
        {FX(2), "200/0B,200/4B;open"})},
-    {"cl-list-same", run_one, {HORSE},
+    {"cl-list-same", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: 22, 22\r\n", SMUGGLED), 0, NULL, 0, 0,
      E({0, "200/0B;open"},
        {FX(2), "200/0B,200/4B;open"})},
-    {"conn-close-and-keep-alive", run_one, {HORSE},
+    {"conn-close-and-keep-alive", hs_run_one, {HORSE},
      "GET /ping HTTP/1.1\r\nConnection: close, keep-alive\r\n\r\n", 0, NULL, 0, 0,
      E({0, "200/4B;open"})},
     /* bodies */
@@ -907,7 +908,7 @@ const struct hcase hs_cases[] = {
      NULL, 0, NULL, 0, 0,
      E({0, "200/100B;closed,zero-filled"})},
     {"body-short-close", run_body_short_close, {HORSE}, NULL, 0, NULL, 0, 0, E({0, "survived"})},
-    {"body-short-stall", run_one, {HORSE, "--request-read-timeout", "300"},
+    {"body-short-stall", hs_run_one, {HORSE, "--request-read-timeout", "300"},
      SHORT_BODY, 0, NULL, 1500, 0,
      E({0, "-;closed"})},
     {"slowloris", run_slowloris, {HORSE, "--request-read-timeout", "1000"},

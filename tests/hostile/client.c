@@ -77,6 +77,7 @@ static void rx_parse(struct rx *x)
             memset(&x->cur, 0, sizeof x->cur);
             x->cur.status = r.status;
             x->cur.conn_close = r.conn_close;
+            x->cur.conn_keep_alive = r.conn_keep_alive;
             x->cur.body_off = x->off + (size_t)n;
             x->body_pos = x->cur.body_off;
             if (hr_body_init(b, &r, HR_BODY_UNLIMITED) != 0) {
@@ -238,10 +239,13 @@ void rx_outcome(const struct rx *x, char *out, size_t cap)
         size_t j = i + 1;
 
         while (j < x->nr && x->r[j].status == x->r[i].status &&
-               x->r[j].body_len == x->r[i].body_len && x->r[j].conn_close == x->r[i].conn_close)
+               x->r[j].body_len == x->r[i].body_len && x->r[j].conn_close == x->r[i].conn_close &&
+               x->r[j].conn_keep_alive == x->r[i].conn_keep_alive)
             j++;
         n += (size_t)snprintf(out + n, cap - n, "%s%d/%lluB%s", i ? "," : "", x->r[i].status,
-                              x->r[i].body_len, x->r[i].conn_close ? "+C" : "");
+                              x->r[i].body_len, x->r[i].conn_close            ? "+C"
+                              : opt.conformance && x->r[i].conn_keep_alive ? "+K"
+                                                                            : "");
         if (j - i > 1 && n < cap)
             n += (size_t)snprintf(out + n, cap - n, "*%zu", j - i);
         i = j;

@@ -16,6 +16,14 @@
  * fixes, --applied the defects whose patch it carries (a patch can be
  * applied without fixing, when what it needs is missing).
  *
+ * --conformance runs the RFC 9110 / 9112 table of conformance.c instead of
+ * the hostile one, with one more line per case, "CONFORM: <mode>/<variant>/
+ * <case> <verdict>" (conforms, violates (MUST), violates (SHOULD)); a case
+ * whose fixed_by defects the variant fixes (it claims the case) must
+ * conform.  --describe prints that table as JSON; --wrong CASE replaces
+ * CASE's expected outcome with one no server gives (the step's self-test:
+ * the case must fail).
+ *
  * Output: "TEST: hostile <mode>/<variant>/<case> [ OK ]|[FAIL] why|[SKIP] why"
  * per case, "OUTCOME: <mode>/<variant>/<case> <outcome> | <figures>" per
  * case (run.sh compares clone and real trunk on these), "N passed, N failed,
@@ -34,6 +42,7 @@
 
 struct options opt = {.conns = 600, .slow = 1, .mode = "plain"};
 static int n_pass, n_fail, n_skip, light;
+static const char *wrong; /* --wrong CASE */
 
 int64_t hs_us(int ms)
 {
@@ -78,7 +87,8 @@ static int selected(const char *name)
 
 static void report(const struct hcase *t, const char *verdict, const char *why)
 {
-    printf("TEST: hostile %s/%s/%s [%s]%s%s\n", opt.mode, opt.variant, t->name, verdict,
+    printf("TEST: %s %s/%s/%s [%s]%s%s\n", opt.conformance ? "conformance" : "hostile", opt.mode,
+           opt.variant, t->name, verdict,
            why && why[0] ? " " : "", why ? why : "");
 }
 
@@ -123,11 +133,25 @@ static int after_case(struct ctx *c, int rc)
     return rc;
 }
 
-static void run_case(const struct hcase *t)
+/* A case's claim: the variant fixes every defect of its fixed_by. */
+static int claims(const struct cfcase *k)
+{
+    unsigned need = 0;
+    const char *p = k->fixed_by;
+
+    while (p && (p = strchr(p, 'B'))) {
+        need |= FX(atoi(p + 1));
+        p++;
+    }
+    return need && (opt.state & need) == need;
+}
+
+static void run_case(const struct hcase *t, const struct cfcase *k)
 {
     struct srv s;
     struct ctx c;
-    const char *want = hs_expected(t, opt.state);
+    const char *want = wrong && strcmp(wrong, t->name) == 0 ? "(deliberately wrong)"
+                                                            : hs_expected(t, opt.state);
     int64_t t0 = tc_now_us();
     int rc;
 
@@ -150,6 +174,14 @@ static void run_case(const struct hcase *t)
     rc = after_case(&c, rc);
     printf("OUTCOME: %s/%s/%s %s | %s [%lld ms]\n", opt.mode, opt.variant, t->name,
            c.outcome[0] ? c.outcome : "(none)", c.detail, (long long)(tc_now_us() - t0) / 1000);
+    if (k && rc == 0) {
+        const char *v = cf_verdict(k, c.outcome);
+
+        printf("CONFORM: %s/%s/%s %s\n", opt.mode, opt.variant, t->name, v);
+        if (claims(k) && strcmp(v, "conforms") != 0)
+            rc = hs_fail(&c, "claimed by %s (fixed here) but %s: outcome %s", k->fixed_by, v,
+                         c.outcome);
+    }
     if (rc == 0 && strcmp(c.outcome, want) != 0)
         rc = hs_fail(&c, "outcome %s, expected %s", c.outcome, want);
     if (rc == 0) {
@@ -169,6 +201,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: hostile --server PATH [--variant NAME] [--mode NAME] [--fixed LIST]\n"
                "               [--applied LIST] [--clone] [--cases a,b] [--light] [--conns N]\n"
                "               [--slow K] [--log-dir DIR] [--launcher ARG]... [--list]\n"
+               "               [--conformance [--describe] [--wrong CASE]]\n"
                "               [-- extra server flags]\n");
 }
 
@@ -222,6 +255,12 @@ static int parse_args(int argc, char **argv, int *list)
                 opt.launcher[opt.nlauncher++] = value(argc, argv, &a);
         } else if (strcmp(f, "--list") == 0) {
             *list = 1;
+        } else if (strcmp(f, "--conformance") == 0) {
+            opt.conformance = 1;
+        } else if (strcmp(f, "--describe") == 0) {
+            *list = 2;
+        } else if (strcmp(f, "--wrong") == 0) {
+            wrong = value(argc, argv, &a);
         } else if (strcmp(f, "-h") == 0 || strcmp(f, "--help") == 0) {
             usage(stdout);
             exit(0);
@@ -238,8 +277,10 @@ static void list_cases(void)
 {
     size_t i;
 
-    for (i = 0; i < hs_ncases; i++)
+    for (i = 0; i < hs_ncases && !opt.conformance; i++)
         printf("%-30s %s\n", hs_cases[i].name, hs_expected(&hs_cases[i], opt.state));
+    for (i = 0; i < cf_ncases && opt.conformance; i++)
+        printf("%-44s %s\n", cf_cases[i].c.name, hs_expected(&cf_cases[i].c, opt.state));
 }
 
 int main(int argc, char **argv)
@@ -251,6 +292,10 @@ int main(int argc, char **argv)
     tc_ignore_sigpipe();
     if (parse_args(argc, argv, &list) != 0)
         return 2;
+    if (list == 2) {
+        cf_describe(opt.state);
+        return 0;
+    }
     if (list) {
         list_cases();
         return 0;
@@ -270,7 +315,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "hostile: mkdir %s: %s\n", opt.log_dir, strerror(errno));
         return 2;
     }
-    for (i = 0; i < hs_ncases; i++) {
+    for (i = 0; i < cf_ncases && opt.conformance; i++)
+        if (selected(cf_cases[i].c.name))
+            run_case(&cf_cases[i].c, &cf_cases[i]);
+    for (i = 0; i < hs_ncases && !opt.conformance; i++) {
         const struct hcase *t = &hs_cases[i];
 
         if (!selected(t->name))
@@ -282,7 +330,7 @@ int main(int argc, char **argv)
             report(t, "SKIP", "RLIMIT_NOFILE hard limit below 2400");
             n_skip++;
         } else {
-            run_case(t);
+            run_case(t, NULL);
         }
     }
     printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);

@@ -38,6 +38,7 @@ struct options {
     const char *extra[MAX_ARGS];
     int nextra;
     unsigned state;      /* FX/AP bits */
+    int conformance;     /* --conformance: the RFC table (conformance.c), +K marks */
 };
 extern struct options opt;
 
@@ -82,6 +83,7 @@ int srv_conn_fds(const struct srv *s, int *fd_by_id, int n);
 struct rsp {
     int status;
     int conn_close;            /* Connection: close */
+    int conn_keep_alive;       /* Connection: keep-alive (shown as +K in --conformance) */
     size_t body_off;           /* into rx.buf (Content-Length / to-close bodies) */
     unsigned long long body_len;
 };
@@ -156,5 +158,33 @@ const char *hs_expected(const struct hcase *t, unsigned state);
 int hs_fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int hs_ping_ok(const struct srv *s);
 int hs_ping_within(const struct srv *s, int ms); /* retried until answered or ms */
+/* The generic runners, shared with the conformance table: the input in one
+ * write, then read until the connection ends or goes quiet. */
+int hs_run_one(struct ctx *c);
+/* How long silence means "nothing more" (longer when a close is expected). */
+int hs_idle_for(const struct ctx *c, int base);
+
+/* ---- the RFC 9110 / 9112 conformance table (conformance.c) -------------- */
+
+/* A case of the hostile driver (name, runner, flags, input, the measured
+ * outcome per defect state) plus what the RFC asks and which outcomes meet
+ * it.  The verdict is derived from the outcome, never written down. */
+struct cfcase {
+    struct hcase c;
+    const char *section;     /* "RFC 9112 9.3" */
+    const char *level;       /* "MUST" or "SHOULD": what a violation breaks */
+    const char *requirement; /* one line, the kit's own words */
+    const char *conforms;    /* patterns ('~' within a response, '~~' any), '|'-separated */
+    const char *fixed_by;    /* "B4", "B2 B5": the patches that make it conform; NULL none */
+    const char *at_merge;    /* a defect being filed outside this tree ("B10"): NULL none */
+    const char *candidate;   /* a violation no Bn covers: what it would be filed as */
+};
+
+extern const struct cfcase cf_cases[];
+extern const size_t cf_ncases;
+/* "conforms", "violates (MUST)" or "violates (SHOULD)" for this outcome. */
+const char *cf_verdict(const struct cfcase *k, const char *outcome);
+/* --describe: the table as JSON on stdout (the report's source). */
+void cf_describe(unsigned state);
 
 #endif
