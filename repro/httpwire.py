@@ -75,3 +75,16 @@ def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> byt
     """What the server sends until `count` complete responses are in, EOF,
     RST, or limit_s overall (a bound on the wait, never a verdict)."""
     return _read(sock, limit_s, lambda buf: len(parse_responses(buf)) >= count)[0]
+
+
+def is_interim(resp: dict) -> bool:
+    """A 1xx response (100 Continue): not the request's answer."""
+    return resp["status"][:1] == "1"
+
+
+def read_final(sock: socket.socket, limit_s: float = 5.0) -> bytes:
+    """What the server sends until a complete final (non-1xx) response is
+    in, EOF, RST, or limit_s overall (interim 1xx responses before it are
+    kept in the bytes)."""
+    return _read(sock, limit_s,
+                 lambda buf: any(not is_interim(r) for r in parse_responses(buf)))[0]
