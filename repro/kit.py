@@ -874,13 +874,17 @@ def measure_b9(row: Row, outdir: Path, flags: list[str] = B9_FLAGS) -> Verdict:
 # response.  Beside it a real client in the same run: curl POSTs
 # B10_CURL_BYTES, above the 1 MiB from which curl asks for 100-continue by
 # itself, with its own Expect and with it suppressed (-H 'Expect:'), its
-# verbose lines counted and its times compared.
+# verbose lines counted ("Done waiting for 100-continue" is curl saying it
+# stalled) and its medians compared.  The verdict is the counts; the ratio
+# is a figure: alone on a quiet machine it is ~100 on stock and ~1 fixed,
+# but under a full matrix's load (or Wine) the POST without Expect itself
+# took 0.14-2.4 s, and a ratio bound would judge the load, not the server.
+# Thread mode, keep-alive (--horse), as Horse runs it, so that every row,
+# Horse's included, is asked the same.
 B10_BODY = 1000
 B10_WAIT_S = 2.0
 B10_CURL_BYTES = 2 * 1024 * 1024
 B10_CURL_RUNS = 3
-B10_STALL_RATIO = 10.0   # curl waits 1 s for the 100 against a few ms for the POST
-B10_CLEAN_RATIO = 3.0
 
 
 def b10_raw(address: str, port: int, version: str = "1.1") -> dict:
@@ -923,15 +927,16 @@ def b10_curl(address: str, port: int, body: Path, expect: bool) -> dict:
 
 def measure_b10(row: Row, outdir: Path) -> Verdict:
     """Is Expect: 100-continue answered before the body is read?  Counts
-    from the raw client decide (0 interim answers before the body on
-    stock, 1 with the fix, never a second); curl's counts and its
-    with/without ratio in the same run must agree."""
+    decide: the raw client's interim answers before the body (0 on stock,
+    1 with the fix) and after it (never), and curl's own, which must agree
+    (got the 100 on every run, or gave up waiting on every run); the
+    with/without ratio of curl's medians is a figure."""
     if not shutil.which("curl"):
         raise Unsupported("no curl (the real client of this measure)")
     data_file = outdir / "b10-body.bin"
     data_file.write_bytes(b"c" * B10_CURL_BYTES)
     try:
-        with _server(row, outdir, "b10", row.flags) as srv:
+        with _server(row, outdir, "b10", HORSE + row.flags) as srv:
             raw = b10_raw(srv.address, srv.port)
             runs = {"expect": [], "no_expect": []}
             for _ in range(B10_CURL_RUNS):   # alternated, so load falls on both alike
@@ -953,14 +958,19 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
            f"{med['expect'] * 1000:.1f} ms with Expect, {med['no_expect'] * 1000:.1f} ms without "
            f"(ratio {ratio:.1f})")
     n = B10_CURL_RUNS
-    if (raw["final_status"] != "200 OK" or not raw["echoed"] or raw["final_before_body"]
-            or codes != ["200"] or cnt["asked"] != n):
+    # Any final status will do (Horse's own sample has no /echo: 404), the
+    # same for both clients: the body is read before the request is
+    # dispatched, whatever its route.  Where /echo answers, it must echo
+    # the body whole.
+    code = (raw["final_status"] or "").split(" ")[0]
+    if (not code or raw["final_before_body"] or codes != [code] or cnt["asked"] != n
+            or (code == "200" and not raw["echoed"])):
         return Verdict("inconclusive", fig, data)
     if (raw["interim_before_body"] == 0 and raw["interim_after_body"] == 0
-            and cnt["got_100"] == 0 and cnt["gave_up"] == n and ratio >= B10_STALL_RATIO):
+            and cnt["got_100"] == 0 and cnt["gave_up"] == n):
         return Verdict("reproduced", fig, data)
     if (raw["interim_before_body"] == 1 and raw["interim_after_body"] == 0
-            and cnt["got_100"] == n and cnt["gave_up"] == 0 and ratio <= B10_CLEAN_RATIO):
+            and cnt["got_100"] == n and cnt["gave_up"] == 0):
         return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
 
