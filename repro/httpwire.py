@@ -88,3 +88,16 @@ def exchange(sock: socket.socket, path: str, limit_s: float = 5.0) -> list[dict]
     none on EOF, RST or limit_s (a bound on the wait)."""
     sock.sendall(get(path))
     return parse_responses(read_responses(sock, 1, limit_s))
+
+
+def is_interim(resp: dict) -> bool:
+    """A 1xx response (100 Continue): not the request's answer."""
+    return resp["status"][:1] == "1"
+
+
+def read_final(sock: socket.socket, limit_s: float = 5.0) -> bytes:
+    """What the server sends until a complete final (non-1xx) response is
+    in, EOF, RST, or limit_s overall (interim 1xx responses before it are
+    kept in the bytes)."""
+    return _read(sock, limit_s,
+                 lambda buf: any(not is_interim(r) for r in parse_responses(buf)))[0]

@@ -608,6 +608,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b7": block_defect(doc, "B7", ["stock", "pool-idle-fallback", "pool-schedule-unlocked", "all"]),
         "b8": block_defect(doc, "B8", ["stock", "poll-can-read", "all"]),
         "b9": block_defect(doc, "B9", ["stock", "pool-idle-fallback", "set-idle-keeps-check", "all"]),
+        "b10": block_defect(doc, "B10", ["stock", "expect-continue", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),

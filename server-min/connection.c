@@ -4,6 +4,7 @@
  *  - RequestPending asks the socket only, never FBuffer (B2);
  *  - ReadRequestContent empties FBuffer after taking the body (B5);
  *  - nothing here ever announces "Connection: close" (B4).
+ *  - ReadRequestContent never answers "Expect: 100-continue" (B10).
  */
 #include "connection.h"
 

@@ -458,6 +458,9 @@ begin
     AResponse.Code := 200;
     Body := 'own';
   end
+  {$ifdef HTTP_THREADMODE}
+  { Only with the thread modes: B9 needs tmPolled or tmThreadPool, and the
+    oldest trees the bisect builds (2015) have no OnAcceptIdle. }
   else if (Method = 'GET') and (Path = '/set-accept-idle') then
   begin
     { An application that assigns OnAcceptIdle while the server runs (B9):
@@ -466,6 +469,7 @@ begin
     AResponse.Code := 200;
     Body := 'set';
   end
+  {$endif}
   else if (Method = 'GET') and (Path = '/slow') then
   begin
     Ms := StrToIntDef(ARequest.QueryFields.Values['ms'], 0);

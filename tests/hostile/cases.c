@@ -343,6 +343,57 @@ static int run_body_short_eof(struct ctx *c)
 }
 
 /* Survival only: the after-case GET /ping is the check. */
+/* Expect: 100-continue with the body held back, as a client that asked
+ * does: the head (the input up to its first empty line), then up to
+ * EXPECT_HOLD_MS for an interim answer (a bound on the wait, ended by any
+ * response), then the rest of the input (the body, and any request
+ * pipelined after it), read until the connection is quiet or closed.
+ * Outcome: the responses that came before the body was sent, then all of
+ * them ("before-body=100/0B;all=100/0B,200/5B;open"). */
+#define EXPECT_HOLD_MS 1500
+static int run_expect_held(struct ctx *c)
+{
+    size_t len, head, before, i, n = 0;
+    char *in = case_input(c->t, &len), *p, d[256];
+    struct rx x;
+    int64_t t0;
+    long long held_ms;
+
+    p = memmem(in, len, "\r\n\r\n", 4);
+    if (!p) {
+        free(in);
+        return hs_fail(c, "the case's input has no end of head");
+    }
+    head = (size_t)(p - in) + 4;
+    if (rx_open(&x, c->s, c->why, sizeof c->why) != 0) {
+        free(in);
+        rx_free(&x);
+        return -1;
+    }
+    t0 = tc_now_us();
+    rx_xfer(&x, in, head, 1, EXPECT_HOLD_MS, 0);
+    held_ms = (long long)((tc_now_us() - t0) / 1000);
+    before = x.nr;
+    n += (size_t)snprintf(c->outcome, sizeof c->outcome, "before-body=");
+    for (i = 0; i < before && n < sizeof c->outcome; i++)
+        n += (size_t)snprintf(c->outcome + n, sizeof c->outcome - n, "%s%d/%lluB", i ? "," : "",
+                              x.r[i].status, x.r[i].body_len);
+    if (!before && n < sizeof c->outcome)
+        n += (size_t)snprintf(c->outcome + n, sizeof c->outcome - n, "-");
+    if (!rx_closed(&x))
+        rx_xfer(&x, in + head, len - head, 0, 10000, idle_for(c, IDLE_MS));
+    if (n < sizeof c->outcome)
+        n += (size_t)snprintf(c->outcome + n, sizeof c->outcome - n, ";all=");
+    if (n < sizeof c->outcome)
+        rx_outcome(&x, c->outcome + n, sizeof c->outcome - n);
+    rx_detail(&x, d, sizeof d);
+    snprintf(c->detail, sizeof c->detail, "body held back %lld ms (bound %d ms), %zu response(s) "
+             "before it was sent; %s", held_ms, EXPECT_HOLD_MS, before, d);
+    rx_free(&x);
+    free(in);
+    return 0;
+}
+
 static int run_body_short_close(struct ctx *c)
 {
     struct rx x;
@@ -903,6 +954,34 @@ const struct hcase hs_cases[] = {
     {"conn-close-and-keep-alive", hs_run_one, {HORSE},
      "GET /ping HTTP/1.1\r\nConnection: close, keep-alive\r\n\r\n", 0, NULL, 0, 0,
      E({0, "200/4B;open"})},
+    /* Expect: 100-continue (B10): answered before the body is read, once,
+     * for HTTP/1.1 only; nothing changes for a request without it, one
+     * with another expectation (no 417), or one whose body came with it */
+    {"expect-100-held", run_expect_held, {HORSE},
+     POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello"), 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B;open"},
+       {FX(10), "before-body=100/0B;all=100/0B,200/5B;open"})},
+    {"expect-100-held-mixed-case", run_expect_held, {HORSE},
+     POST_ECHO("Content-Length: 5\r\nexpect: 100-Continue\r\n", "hello"), 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B;open"},
+       {FX(10), "before-body=100/0B;all=100/0B,200/5B;open"})},
+    {"expect-100-held-pipelined-get", run_expect_held, {HORSE},
+     POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello" GET_PING), 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B,200/4B;open"},
+       {FX(10), "before-body=100/0B;all=100/0B,200/5B,200/4B;open"})},
+    {"expect-100-held-http10", run_expect_held, {HORSE},
+     "POST /echo HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello", 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B;closed"},
+       {FX(4), "before-body=-;all=200/5B+C;closed"})},
+    {"expect-100-with-body", run_one, {HORSE},
+     POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello"), 0, NULL, 0, 0,
+     E({0, "200/5B;open"})},
+    {"expect-other-held", run_expect_held, {HORSE},
+     POST_ECHO("Content-Length: 5\r\nExpect: something-else\r\n", "hello"), 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B;open"})},
+    {"no-expect-held", run_expect_held, {HORSE},
+     POST_ECHO("Content-Length: 5\r\n", "hello"), 0, NULL, 0, 0,
+     E({0, "before-body=-;all=200/5B;open"})},
     /* bodies */
     {"body-short-eof", run_body_short_eof, {HORSE},
      NULL, 0, NULL, 0, 0,

@@ -36,7 +36,7 @@ LIMITS = {"REPORT.md": 420, "tracker": 110}   # lines
 LINE_REF = re.compile(r"\b(fphttpserver|ssockets|fpthreadpool)\.pp:(\d+)")
 NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`")
 FENCE = re.compile(r"^```([a-z]*)\n(.*?)^```$", re.S | re.M)
-PROG = re.compile(r"`repro/fpc/min/(b\d)\.lpr`")
+PROG = re.compile(r"`repro/fpc/min/(b\d+)\.lpr`")
 
 failures = 0
 quiet = False   # the self-test's own checks count, but print nothing

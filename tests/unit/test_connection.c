@@ -694,6 +694,83 @@ static void test_b3_writes_per_response(void)
     }
 }
 
+/* ---- B10 ----------------------------------------------------------------- */
+
+/* The peer holds the body back until the server has read the head, as a
+ * client that sent "Expect: 100-continue" does (it would wait for the 100;
+ * here it sends at once, so stock does not block): after the read that
+ * took the body, how many sends had the server made? */
+struct held_body {
+    int peer;
+    const char *body;
+    int reads;
+    int sends_before_body; /* send() calls when the body's read returned */
+};
+
+static void send_body_after_head(ssize_t r, void *arg)
+{
+    struct held_body *h = arg;
+
+    if (r <= 0)
+        return;
+    if (++h->reads == 1)
+        unit_write_str(h->peer, h->body);
+    else if (h->reads == 2)
+        h->sends_before_body = unit_send_calls();
+}
+
+static void test_b10_expect_continue(void)
+{
+    static const struct {
+        const char *head;
+        int interim; /* 100s before the body is read */
+    } cases[] = {
+        { "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", KIT_FIXED_B10 },
+        { "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nexpect: 100-Continue\r\n\r\n", KIT_FIXED_B10 },
+        /* HTTP/1.0: the expectation is ignored (RFC 9110 10.1.1). */
+        { "POST /echo HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", 0 },
+        { "POST /echo HTTP/1.1\r\nContent-Length: 5\r\nExpect: something-else\r\n\r\n", 0 },
+        { "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\n", 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct held_body h = { 0, "hello", 0, -1 };
+
+        open_conn();
+        start();
+        h.peer = u.peer;
+        unit_set_recv_hook(send_body_after_head, &h);
+        unit_write_str(u.peer, cases[i].head);
+        ASSERT_INT(connection_do_handle_request(u.c), 0);
+        unit_set_recv_hook(NULL, NULL);
+        ASSERT_INT(h.reads, 2); /* the head, then the body */
+        ASSERT_INT(h.sends_before_body, cases[i].interim);
+        unit_read_response(u.peer, &resp);
+        if (cases[i].interim) {
+            ASSERT_INT(resp.status, 100);
+            ASSERT_INT(resp.body_len, 0);
+            unit_read_response(u.peer, &resp);
+        }
+        ASSERT_INT(resp.status, 200);
+        ASSERT_MEM(resp.body, resp.body_len, "hello");
+        ASSERT_INT(unit_readable_now(u.peer), 0); /* never a second 100 */
+        finish();
+    }
+    /* The body in the same write as the head: it is all in FBuffer, the
+     * client did not wait, and no 100 is sent. */
+    open_conn();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n"
+                           "Expect: 100-continue\r\n\r\nhello");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(unit_recv_calls(), 1);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, "hello");
+    finish();
+}
+
 /* ---- socket set-up, IDs, log ------------------------------------------- */
 
 static void test_socket_setup(void)
@@ -805,6 +882,7 @@ static const struct unit_test connection_tests[] = {
     { "b2_pipelined_request_pending", test_b2_pipelined_request_pending },
     { "b5_post_then_get", test_b5_post_then_get },
     { "b3_writes_per_response", test_b3_writes_per_response },
+    { "b10_expect_continue", test_b10_expect_continue },
     { "socket_setup", test_socket_setup },
     { "ids_and_log", test_ids_and_log },
     { "idle_timeout_fallback", test_idle_timeout_fallback },

@@ -239,6 +239,7 @@ type
     procedure TestPoolIdleCheckDoesNotBlockFinishingWorkers;
     procedure TestConnectionAboveFD1024IsRead;
     procedure TestAcceptIdleHandlerKeepsConnectionsChecked;
+    procedure TestExpectContinueIsAnsweredBeforeTheBody;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -1409,6 +1410,48 @@ begin
       'connections that close: the request %s (deadlock: the check holds the connection list while ' +
       'it waits for a free worker, and each finishing worker waits for that list to remove its ' +
       'connection)', [BoolToStr(Seen, 'found by the accept-idle check', 'sent'), Workers, D.Describe(O)]));
+end;
+
+{ B10 }
+
+procedure TTestHTTPServerConnection.TestExpectContinueIsAnsweredBeforeTheBody;
+const
+  // How long the client holds the body back for the interim response, as a
+  // client that asked does (curl: 1 s): a bound on the wait, which the
+  // answer ends; the verdict is whether it came.
+  HoldBodyMs = 2000;
+  Body = 'hello';
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  Interim, Code: Integer;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  StartServer;
+  C := Connect;
+  C.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: ' +
+    IntToStr(Length(Body)) + CRLF + 'Expect: 100-continue' + CRLF + CRLF);
+  Interim := 0;
+  O := C.ReadResponseBy(GetTickCount64 + HoldBodyMs, R);
+  if O = crResponse then
+  begin
+    if R.Code <> 100 then
+      Fail(Format('the server answered %d before the body was sent', [R.Code]));
+    Inc(Interim);
+  end
+  else if O <> crWatchdog then
+    Fail('while the client held the body back for the 100, the connection ' + C.Describe(O));
+  C.Send(Body);
+  O := C.ReadResponse(R);
+  AssertTrue('the POST, once its body was sent, ' + C.Describe(O), O = crResponse);
+  Code := R.Code;
+  AssertTrue(Format('a second interim 100 after the body was sent (%d before it)', [Interim]), Code <> 100);
+  AssertEquals(Format('interim 100 Continue responses before the body was sent, to an HTTP/1.1 POST ' +
+    'with "Expect: %s" whose body the client held back for %d ms (the server must answer the ' +
+    'expectation before it reads the body)', ['100-continue', HoldBodyMs]), 1, Interim);
+  AssertEquals('the status of the POST', 200, Code);
+  AssertEquals('the POST''s echo of its body', Body, Trim(R.Body));
 end;
 
 { Hazards of a fix of the pool }

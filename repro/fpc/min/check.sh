@@ -286,6 +286,18 @@ judge_b8() {
     else echo "defect $fig"; fi
 }
 
+judge_b10() {   # curl -D -: every response's head (an interim 100 included), then time_total
+    local c100 ok len secs
+    c100=$(grep -c '^HTTP/1.1 100' "$1") ok=$(grep -c '^HTTP/1.1 200' "$1")
+    len=$(tr -d '\r' < "$1" | awk -F': ' 'tolower($1) == "content-length" { print $2 }' | paste -sd,)
+    secs=$(awk '$1 == "time_total" { print $2 }' "$1")
+    local fig="$c100 interim 'HTTP/1.1 100 Continue', $ok 'HTTP/1.1 200' (Content-Length $len), time_total $secs s"
+    if ((ok != 1)); then echo "inconclusive $fig (want one 200)"
+    elif ((c100 == 0)); then echo "defect $fig"
+    elif ((c100 == 1)); then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+
 # one_run PROG EXE TAG: start, the command(s), stop, judge; sets VERDICT.
 # (Not in a $(...): the servers and clients it starts must stay this
 # shell's, for its cleanup.)
