@@ -381,7 +381,7 @@ static int run_expect_held(struct ctx *c)
     if (!before && n < sizeof c->outcome)
         n += (size_t)snprintf(c->outcome + n, sizeof c->outcome - n, "-");
     if (!rx_closed(&x))
-        rx_xfer(&x, in + head, len - head, 0, 10000, idle_for(c, IDLE_MS));
+        rx_xfer(&x, in + head, len - head, 0, 10000, hs_idle_for(c, IDLE_MS));
     if (n < sizeof c->outcome)
         n += (size_t)snprintf(c->outcome + n, sizeof c->outcome - n, ";all=");
     if (n < sizeof c->outcome)
@@ -973,7 +973,7 @@ const struct hcase hs_cases[] = {
      "POST /echo HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello", 0, NULL, 0, 0,
      E({0, "before-body=-;all=200/5B;closed"},
        {FX(4), "before-body=-;all=200/5B+C;closed"})},
-    {"expect-100-with-body", run_one, {HORSE},
+    {"expect-100-with-body", hs_run_one, {HORSE},
      POST_ECHO("Content-Length: 5\r\nExpect: 100-continue\r\n", "hello"), 0, NULL, 0, 0,
      E({0, "200/5B;open"})},
     {"expect-other-held", run_expect_held, {HORSE},
