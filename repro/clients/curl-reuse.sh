@@ -39,6 +39,7 @@ res = {
     "connections_opened": sum(nc),
     "reused": sum(1 for x, c in zip(nc[1:], codes[1:]) if x == 0 and c),
     "p50_first_us": t[0] if t else None, "p50_rest_us": p50(t[1:]),
+    "min_rest_us": min(t[1:], default=None),
     "p50_fresh_us": p50([round(float(x) * 1e6) for x in sys.argv[3].split()]),
     "min_fresh_us": min([round(float(x) * 1e6) for x in sys.argv[3].split()], default=None),
 }
