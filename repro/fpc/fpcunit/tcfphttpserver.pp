@@ -31,9 +31,14 @@ const
   // milliseconds; only a request the server never answers meets this bound.
   WatchdogMs = 5000;
   // The keep-alive load of the tmThreadPool tests: pool workers + LoadExtraClients
-  // clients, each sending requests back to back for LoadMs.
+  // clients, each sending requests back to back for LoadMs and on until one of
+  // them has LoadTarget answers (a slow server, e.g. under Wine on a loaded
+  // machine, answered only 1 or 2 a client in LoadMs), at most LoadBoundMs.
+  // The counts decide; the times only end the run.
   LoadExtraClients = 4;
   LoadMs = 1000;
+  LoadTarget = 24;
+  LoadBoundMs = 10000;
   // Fair sharing: every client answered at least FairMinAnswered times, the
   // least-served at least 1/FairSpread as often as the most-served.
   FairMinAnswered = 3;
@@ -145,7 +150,7 @@ type
   private
     FOwner: TTestHTTPServerConnection;
     FClient: TTestClient;
-    FEndTick: QWord;
+    FEndTick, FBoundTick: QWord;
     FAnswered: Integer;
     FLast: TClientRead;
     FError: string;
@@ -188,6 +193,7 @@ type
     FIdleChanged: TSimpleEvent;      // an accept-idle tick, or the check saw the watched request
     FOverlaps: Integer;              // requests handled while another thread handled the same connection
     FLoadDone: Integer;              // load clients that have finished
+    FLoadReached: Integer;           // 1 once a load client has LoadTarget answers
     FLoadChanged: TSimpleEvent;
     FAbandoned: Boolean;
     FNoDelayAtAccept: Boolean;       // the test's socket handler sets TCP_NODELAY (the hazard tests)
@@ -585,6 +591,7 @@ begin
   FOwner := aOwner;
   FClient := aClient;
   FEndTick := aEndTick;
+  FBoundTick := aEndTick - LoadMs + LoadBoundMs;
   FLast := crResponse;
   FreeOnTerminate := False;
   inherited Create(True);
@@ -601,7 +608,10 @@ begin
       if FLast <> crResponse then
         Break;
       Inc(FAnswered);
-    until GetTickCount64 >= FEndTick;
+      if FAnswered = LoadTarget then
+        InterLockedExchange(FOwner.FLoadReached, 1);
+    until ((GetTickCount64 >= FEndTick) and (InterLockedExchangeAdd(FOwner.FLoadReached, 0) <> 0))
+      or (GetTickCount64 >= FBoundTick);
   except
     on E: Exception do
       FError := E.Message;
@@ -940,7 +950,8 @@ end;
 
 { The keep-alive load of the tmThreadPool tests: pool workers + LoadExtraClients
   clients, connected first, then all sending requests back to back, each on
-  its own connection in a thread of its own, for LoadMs. Per client: the
+  its own connection in a thread of its own, for LoadMs and on until one
+  of them has LoadTarget answers (at most LoadBoundMs). Per client: the
   requests answered (aAnswered) and how its last one went (aOutcomes). }
 
 procedure TTestHTTPServerConnection.RunKeepAliveLoad(out aWorkers: Integer; out aAnswered: TLoadCounts;
@@ -967,8 +978,8 @@ begin
       Load[I] := TLoadClient.Create(Self, Clients[I], EndTick);
       Load[I].Start;
     end;
-    // Each client ends by LoadMs, or by the watchdog of its last request.
-    AllDone := WaitForCount(FLoadDone, Length(Load), FLoadChanged, LoadMs + 2 * WatchdogMs);
+    // Each client ends by LoadBoundMs, or by the watchdog of its last request.
+    AllDone := WaitForCount(FLoadDone, Length(Load), FLoadChanged, LoadBoundMs + 2 * WatchdogMs);
   finally
     for I := 0 to High(Load) do
       if Assigned(Load[I]) then
@@ -1473,9 +1484,10 @@ begin
   RunKeepAliveLoad(Workers, Answered, Outcomes);
   Counts := CountsText(Answered, Least, Most);
   AssertTrue(Format('answers per keep-alive client in tmThreadPool, %d clients sending requests back ' +
-    'to back for %d ms over %d pool workers: %s (%s); every client must be answered at least %d times ' +
+    'to back for %d ms and on until one had %d answers (at most %d ms) over %d pool workers: %s (%s); ' +
+    'every client must be answered at least %d times ' +
     'and the least-served at least 1/%d as often as the most-served, or busy kept-alive connections ' +
-    'keep the workers from the others', [Length(Answered), LoadMs, Workers, Counts, Outcomes,
+    'keep the workers from the others', [Length(Answered), LoadMs, LoadTarget, LoadBoundMs, Workers, Counts, Outcomes,
     FairMinAnswered, FairSpread]), (Least >= FairMinAnswered) and (Least * FairSpread >= Most));
 end;
 
