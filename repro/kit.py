@@ -407,14 +407,18 @@ def measure_b2(row: Row, outdir: Path, extra: tuple[str, ...] = ()) -> Verdict:
 
 
 def nodelay_per_connection(st: dict, row: Row) -> list[int]:
-    """setsockopt(TCP_NODELAY) per connection, from strace-analyse.  Under
+    """setsockopt(TCP_NODELAY) per connection that served a request, from
+    strace-analyse.  A connection that carried none is no client's: the
+    Horse program's readiness check connects and closes at once, and
+    whether its thread set the option before it saw the close is a race
+    (it came out [0, 1] once for horse trunk + set-tcp-nodelay).  Under
     Wine the option is set on a short-lived duplicate of the socket in
     another thread than the one carrying the data, so it cannot be tied to
     its connection: there the figure is the total over the connections
     that served requests (repro/fpc/win64-strace.md)."""
-    if row.platform != "win64":
-        return sorted({c["tcp_nodelay"] for c in st["connections"]})
     served = [c for c in st["connections"] if c.get("responses")]
+    if row.platform != "win64":
+        return sorted({c["tcp_nodelay"] for c in served})
     if not served:
         return []
     total = st["tcp_nodelay_total"]
