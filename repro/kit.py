@@ -934,9 +934,10 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
     decide: the raw client's interim answers before the body (0 on stock,
     1 with the fix) and after it (never), and curl's own, which must agree
     (got the 100 on every run, or gave up waiting on every run); the
-    with/without ratio of curl's medians is a figure."""
-    if not shutil.which("curl"):
-        raise Unsupported("no curl (the real client of this measure)")
+    with/without ratio of curl's medians is a figure.  Without curl (a
+    machine that lacks the optional package) the raw client decides alone,
+    and the figure says so."""
+    have_curl = shutil.which("curl") is not None
     data_file = outdir / "b10-body.bin"
     data_file.write_bytes(b"c" * B10_CURL_BYTES)
     try:
@@ -952,14 +953,14 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
         try:
             raw = b10_raw(srv.address, srv.port)
             runs = {"expect": [], "no_expect": []}
-            for _ in range(B10_CURL_RUNS):   # alternated, so load falls on both alike
+            for _ in range(B10_CURL_RUNS if have_curl else 0):   # alternated, so load falls on both alike
                 runs["expect"].append(b10_curl(srv.address, srv.port, data_file, True))
                 runs["no_expect"].append(b10_curl(srv.address, srv.port, data_file, False))
         finally:
             srv.stop()
     finally:
         data_file.unlink(missing_ok=True)
-    med = {k: statistics.median(r["s"] for r in v) for k, v in runs.items()}
+    med = {k: statistics.median(r["s"] for r in v) if v else float("nan") for k, v in runs.items()}
     ratio = med["expect"] / med["no_expect"] if med["no_expect"] > 0 else float("inf")
     cnt = {k: sum(r[k] for r in runs["expect"]) for k in ("asked", "got_100", "gave_up")}
     codes = sorted({r["code"] for v in runs.values() for r in v})
@@ -967,18 +968,19 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
             "curl_expect_counts": cnt, "curl_codes": codes}
     fig = (f"raw client: {raw['interim_before_body']} interim 100 before the body was sent "
            f"(waited up to {B10_WAIT_S * SLOW:g} s), {raw['interim_after_body']} after it, final "
-           f"{raw['final_status'] or 'none'}{', body echoed' if raw['echoed'] else ''}; curl POST of "
-           f"{B10_CURL_BYTES >> 20} MiB x{B10_CURL_RUNS}: asked {cnt['asked']}, got 100 "
-           f"{cnt['got_100']}, gave up waiting {cnt['gave_up']}; median "
-           f"{med['expect'] * 1000:.1f} ms with Expect, {med['no_expect'] * 1000:.1f} ms without "
-           f"(ratio {ratio:.1f})")
-    n = B10_CURL_RUNS
+           f"{raw['final_status'] or 'none'}{', body echoed' if raw['echoed'] else ''}; "
+           + (f"curl POST of {B10_CURL_BYTES >> 20} MiB x{B10_CURL_RUNS}: asked {cnt['asked']}, "
+              f"got 100 {cnt['got_100']}, gave up waiting {cnt['gave_up']}; median "
+              f"{med['expect'] * 1000:.1f} ms with Expect, {med['no_expect'] * 1000:.1f} ms without "
+              f"(ratio {ratio:.1f})" if have_curl else
+              "curl not installed: the raw client decides alone"))
+    n = B10_CURL_RUNS if have_curl else 0
     # Any final status will do (Horse's own sample has no /echo: 404), the
     # same for both clients: the body is read before the request is
     # dispatched, whatever its route.  Where /echo answers, it must echo
     # the body whole.
     code = (raw["final_status"] or "").split(" ")[0]
-    if (not code or raw["final_before_body"] or codes != [code] or cnt["asked"] != n
+    if (not code or raw["final_before_body"] or (have_curl and codes != [code]) or cnt["asked"] != n
             or (code == "200" and not raw["echoed"])):
         return Verdict("inconclusive", fig, data)
     if (raw["interim_before_body"] == 0 and raw["interim_after_body"] == 0
