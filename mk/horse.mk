@@ -12,7 +12,8 @@
 #   make check-horse-patches  scripts/check-horse-patches.sh
 # HORSESRC=<a Horse checkout or tarball> replaces the snapshot
 # ../shared/upstream/horse-ff41415.tar.xz.  Builds are cached per Horse
-# tree, compiler and patch sets (build/horse/<tc>/<set>/<horse set>/).
+# tree, compiler and patch sets (build/horse/<tc>/<set>/<horse set>/); the
+# units per compiler and defines (build/fpc-units/).
 
 HORSESRC ?=
 HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
@@ -21,12 +22,14 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 
 # NPROC builds at a time (a compile is one thread; build.sh locks what they
 # share), a line as each is done: 'horse: TC SET HSET PROGRAM (k of n, T s)'.
-# Builds with the same compiler, Horse tree and defines share their units
-# (repro/fpc/build.sh compiles them once): the first of each such group
-# goes first, so that no build waits for another's units while a core idles.
+# Builds with the same compiler and defines share their units, whatever
+# their Horse tree (repro/fpc/build.sh compiles FPC's and Horse's once; a
+# build compiles the units its Horse tree and Pascal set change, and their
+# users): the first of each such group goes first, so that no build waits
+# for another's units while a core idles.
 horse: fpc-trunk
 	@mkdir -p build/horse
-	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " $$3 " " ($$4 == "epoll") } \
+	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " ($$4 == "epoll") } \
 	  !(k in first) { first[k]; print; next } { rest[++n] = $$0 } END { for (i = 1; i <= n; i++) print rest[i] }' \
 	  > build/horse/builds.txt
 	@KIT_PHASE_OF=$$(wc -l < build/horse/builds.txt) xargs -P $(NPROC) -L 1 sh -c \

@@ -35,7 +35,10 @@
 #                 alone on ff41415, with its test) and the keep-alive check
 #                 (repro/horse/check.sh --kit): Horse's own sample, Linux and
 #                 win64 under Wine, stalls on the snapshot and on the kit's
-#                 simulation of PR #563 on Windows, is clean with #566's
+#                 simulation of PR #563 on Windows, is clean with #566's; a
+#                 change to Horse and to an fcl-web patch each reaches the
+#                 program, FPC's units not compiled again
+#                 (repro/horse/rebuild-check.sh)
 #   horse-ci      the CI job patches/horse adds to Horse's tests.yml
 #                 (repro/horse/ci-job.sh): its own shell steps, run from a
 #                 copy of the Horse snapshot with the job's files, pass on the
@@ -227,6 +230,7 @@ step_horse() {
     local rc=0
     scripts/check-horse-patches.sh || rc=$?
     repro/horse/check.sh --kit || { [[ $? == 4 ]] || rc=1; }
+    repro/horse/rebuild-check.sh || { [[ $? == 4 ]] || rc=1; }
     [[ $rc == 4 ]] && rc=0
     return $rc
 }

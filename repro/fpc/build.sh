@@ -2,6 +2,7 @@
 # repro/fpc/build.sh - build the real TFPHttpServer program (fpserver.lpr).
 #
 # usage: repro/fpc/build.sh [--fpc FPC] [--set SET] [--out DIR] [--program LPR] [--tree DIR]
+#                           [--own-units DIR]
 #   --fpc FPC  the compiler: Debian's fpc (default), or the trunk wrapper
 #              build/fpc-trunk/bin/fpc (scripts/fpc-trunk.sh), or any
 #              compiler whose fcl-web sources it can read
@@ -17,6 +18,11 @@
 #   --tree DIR the package folders of another FPCSource tree (an older
 #              commit's, repro/bisect) searched before the compiler's own;
 #              not with --set (the patches are against the snapshot)
+#   --own-units DIR  a folder of the program's own units and include files
+#              (repro/horse/build.sh: the Horse tree's src), searched before
+#              the compiler's folders; not in the prebuilt units' key: its
+#              files are compared with those the prebuilt units were
+#              compiled from, as an overlay's are; repeatable
 #   --overlay-only  make DIR/overlay for SET, print its path, compile nothing
 #              (scripts/check-fpc-patches.sh checks what a build applies)
 # A patch set other than stock needs a compiler that reads fcl-web from
@@ -29,7 +35,12 @@
 # dependency graph, recorded when the stock units were compiled), so those
 # are compiled from the overlay and the tree, the rest is not compiled
 # again; the build fails if a unit the overlay changes was not compiled in
-# it.  Not with --tree.
+# it.  The prebuilt units hold those of the --own-units folders too, with
+# the folders' files (name and hash) they were compiled from: a unit whose
+# file differs here, or is new or gone, is left out of the copies the same
+# way (every one of them, if a file that is no unit differs: an include
+# file), and the build fails if such a unit was linked that this build did
+# not compile.  The log counts the units a build compiled.  Not with --tree.
 # Prints the compiler version and the program path on stdout.
 set -euo pipefail
 kit_name=fpc-build
@@ -37,7 +48,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 
-fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree="" overlay_only=0
+fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree="" overlay_only=0 own=()
 while (($#)); do
     case $1 in
     --fpc) fpc=$2; shift 2 ;;
@@ -45,8 +56,9 @@ while (($#)); do
     --out) out=$2; shift 2 ;;
     --program) program=$(realpath "$2"); shift 2 ;;
     --tree) tree=$(realpath "$2"); shift 2 ;;
+    --own-units) [[ -d $2 ]] || die "--own-units $2: no such folder"; own+=("$(realpath "$2")"); shift 2 ;;
     --overlay-only) overlay_only=1; shift ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -112,7 +124,12 @@ if [[ -n $tree ]]; then
         [[ -d ${dirs[i]} ]] && flags+=("-Fu${dirs[i]}" "-Fi${dirs[i]}")
     done
 fi
-echo "fpc $version ($target) set=$set${tree:+ tree=$tree}"
+# The program's own folders: first on the command line (the prebuilt
+# units' compile gets them too: it compiles the program), not in the
+# prebuilt units' key.
+oflags=()
+for d in "${own[@]}"; do oflags+=("-Fu$d" "-Fi$d"); done
+echo "fpc $version ($target) set=$set${tree:+ tree=$tree}${own[*]:+ own units=${own[*]}}"
 [[ -f $program ]] || die "no program $program"
 fpc_flags=(-O2 -vew -l-)
 
@@ -142,13 +159,13 @@ prebuilt_units() {
     flock 7
     if [[ ! -f $base/ready ]]; then
         rm -rf "$base"; mkdir -p "$base/units"
-        if ! "$fpc" "${fpc_flags[@]}" -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1; then
+        if ! "$fpc" "${fpc_flags[@]}" "${oflags[@]}" -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1; then
             grep -E 'Error|Fatal' "$base/log" >&2
             die "the stock units do not compile ($base/log)"
         fi
         # The graph: the program again, its units loaded from their .ppu
         # with -vu (not compiled with it: a unit keeps its verbosity).
-        "$fpc" "${fpc_flags[@]}" -vu -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1 \
+        "$fpc" "${fpc_flags[@]}" "${oflags[@]}" -vu -FE"$base" -FU"$base/units" "$program" > "$base/log" 2>&1 \
             || die "the stock program does not compile again ($base/log)"
         # Every unit loaded comes from here, an RTL or an installed compiler's
         # units: a .ppu left in a source folder would be linked unseen.
@@ -156,6 +173,7 @@ prebuilt_units() {
         [[ -z $stray ]] || die "precompiled units outside the toolchain's unit folders (remove them): $(echo $stray)"
         sed -n 's/.*Adding dependency: \([^ ]*\) depends on \([^ ]*\).*/\L\1 \2/p' "$base/log" \
             | sort -u > "$base/deps"
+        own_files > "$base/own"
         rm -f "$base/log" "$base"/*.exe
         find "$base" -maxdepth 1 -type f -perm -u+x -delete
         touch "$base/ready"
@@ -173,18 +191,55 @@ changed_units() {
         esac
     done < <(cd "$out/overlay" 2>/dev/null && find . -type f)
 }
-changed=()
+# The files of the own folders: 'folder-number file-name sha256' a line.
+own_files() {
+    local i
+    for i in "${!own[@]}"; do
+        (cd "${own[i]}" && find . -maxdepth 1 -type f -printf '%f\0' | sort -z | xargs -0r sha256sum) \
+            | awk -v i="$i" '{ h = $1; sub(/^[^ ]+  /, ""); print i, $0, h }'
+    done
+}
+# The own units this build must compile, lower case: those whose file
+# differs from the prebuilt units' (BASE/own), or is new or gone; all of
+# them if a file that is no unit differs, or BASE has no list.
+own_changed() {
+    local f all=0 d ref="" here
+    here=$(own_files)
+    if [[ -f $base/own ]]; then ref=$(cat "$base/own"); else all=1; fi
+    d=$(printf '%s\n' "$here" "$ref" | sed '/^$/d' | sort | uniq -u | cut -d' ' -f2- | sed 's/ [^ ]*$//')
+    while read -r f; do
+        [[ -n $f ]] || continue
+        case ${f,,} in *.pp|*.pas|*.p) ;; *) all=1 ;; esac
+    done <<< "$d"
+    ((all)) && d=$(printf '%s\n' "$here" "$ref" | sed '/^$/d' | cut -d' ' -f2- | sed 's/ [^ ]*$//')
+    while read -r f; do
+        case ${f,,} in *.pp|*.pas|*.p) f=${f%.*}; echo "${f,,}" ;; esac
+    done <<< "$d" | sort -u
+}
+# A .ppu in an own folder would be loaded instead of its source (the
+# prebuilt units' check of what was loaded ran with another folder).
+if ((${#own[@]})); then
+    stray=$(find "${own[@]}" -maxdepth 1 -iname '*.ppu')
+    [[ -z $stray ]] || die "precompiled units in an own folder (remove them): $(echo $stray)"
+fi
+changed=() base="" mine=()
 if [[ -z $tree ]] && mapfile -t changed < <(changed_units) && changed_units > /dev/null; then
     prebuilt_units
-    # What to compile again: the changed units and, transitively, every
-    # unit that uses one.
-    mapfile -t again < <(awk -v seeds="${changed[*]}" '
-        { users[$2] = users[$2] " " $1 }
+    if ((${#own[@]})); then
+        list=$(own_changed) || die "cannot compare ${own[*]} with $base/own"
+        [[ -z $list ]] || mapfile -t mine <<< "$list"
+    fi
+    # What to compile again: the changed units of the overlay and of the
+    # own folders and, transitively, every unit that uses one.  (A changed
+    # own unit the program does not use is none of them.)
+    mapfile -t again < <(awk -v seeds="${changed[*]}" -v own="${mine[*]}" '
+        { users[$2] = users[$2] " " $1; known[$1]; known[$2] }
         END { n = split(seeds, q, " "); for (i = 1; i <= n; i++) seen[q[i]] = 1
+              m = split(own, o, " "); for (i = 1; i <= m; i++) if (o[i] in known && !(o[i] in seen)) { seen[o[i]] = 1; q[++n] = o[i] }
               for (i = 1; i <= n; i++) { m = split(users[q[i]], u, " ")
                   for (j = 1; j <= m; j++) if (!(u[j] in seen)) { seen[u[j]] = 1; q[++n] = u[j] } }
               for (k in seen) print k }' "$base/deps")
-    skip=" ${again[*]} " copy=()
+    skip=" ${again[*]} ${mine[*]} " copy=()
     for f in "$base/units"/*; do
         [[ -f $f ]] || continue
         u=$(basename "$f"); u=${u%.*}
@@ -195,7 +250,24 @@ if [[ -z $tree ]] && mapfile -t changed < <(changed_units) && changed_units > /d
     ((${#copy[@]})) && cp -p "${copy[@]}" "$out/units/"
     echo "prebuilt units: $base (${#copy[@]} files; compiled here: ${#again[@]} units)" >&2
 fi
-"$fpc" "${fpc_flags[@]}" "${flags[@]}" -FE"$out" -FU"$out/units" "$program" >&2
+"$fpc" "${fpc_flags[@]}" "${oflags[@]}" "${flags[@]}" -FE"$out" -FU"$out/units" "$program" >&2
+# The units this build compiled: every .ppu that is not a prebuilt copy
+# (a copy keeps its time and bytes).  Proof that the changed own units
+# linked are this build's: each is one of them.
+if [[ -n $base ]]; then
+    fresh=" "
+    for f in "$out/units"/*.ppu; do
+        [[ -f $f ]] || continue
+        p=$base/units/${f##*/}
+        [[ -f $p && ! $f -nt $p && ! $f -ot $p ]] && cmp -s "$f" "$p" && continue
+        u=${f##*/}; u=${u%.ppu}; fresh+="${u,,} "
+    done
+    echo "compiled in this build: $(wc -w <<< "$fresh") units:$fresh" >&2
+    for u in "${mine[@]}"; do
+        [[ -z $(find "$out/units" -maxdepth 1 -iname "$u.ppu") || $fresh == *" $u "* ]] \
+            || die "$u.ppu (changed in ${own[*]}) is the prebuilt copy, not compiled here"
+    done
+fi
 # Proof that the set's own units were linked: every unit the overlay
 # changes was compiled in this build (none of it was copied in).
 for u in "${changed[@]}"; do

@@ -2,7 +2,7 @@
 # repro/horse/build.sh - build a Horse program from Horse's own sources.
 #
 # usage: repro/horse/build.sh --tc trunk|win64|322 [--set FPCSET] [--horse HSET]
-#                             [--program kithorse|epoll|console]
+#                             [--program kithorse|epoll|console] [--out DIR]
 #   --tc       the compiler: the trunk toolchain (build/fpc-trunk/bin/fpc),
 #              its win64 cross compiler (fpc-win64), or Debian's fpc 3.2.2
 #   --set      the Pascal patch set of fcl-web (patches/fpc/, as for
@@ -14,26 +14,31 @@
 #   --program  kithorse (repro/horse/kithorse.lpr, FPC provider), epoll (the
 #              same program with -dHORSE_PROVIDER_EPOLL), or console (Horse's
 #              own samples/lazarus/console/Console.lpr, unchanged)
+#   --out      the program's folder (default build/horse/<tc>/<set>/<hset>/
+#              <program>/)
 # The Horse tree is HORSESRC (a checkout or a tarball), default the snapshot
 # ../shared/upstream/horse-ff41415.tar.xz, unpacked under build/horse/trees/;
-# nothing of Horse is kept in the kit.  The program goes to
-# build/horse/<tc>/<set>/<hset>/<program>/ and is cached there: rebuilt only
-# when the Horse tree, the compiler, the patches, the program or this script
-# change (the key is in the folder's stamp).  Prints the program's path.
+# nothing of Horse is kept in the kit (KIT_HORSE_TREES=DIR: another folder
+# for the unpacked trees).  The program goes to --out and is cached there:
+# rebuilt only when the Horse tree, the compiler, the patches (the Pascal
+# ones of KIT_FPC_PATCHES if set, as repro/fpc/build.sh reads them), the
+# program or this script change (the key is in the folder's stamp).  Prints
+# the program's path.
 set -euo pipefail
 kit_name=horse-build
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
 
-tc="" set=stock hset=stock prog=kithorse
+tc="" set=stock hset=stock prog=kithorse out=""
 while (($#)); do
     case $1 in
     --tc) tc=$2; shift 2 ;;
     --set) set=$2; shift 2 ;;
     --horse) hset=$2; shift 2 ;;
     --program) prog=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -77,8 +82,9 @@ horse_patches() {   # the patch files of HSET, in series order
 mapfile -t hpatches < <(horse_patches)
 tid=$(tree_id)
 pid=$(cat /dev/null "${hpatches[@]}" | sha256sum | cut -c1-12)
-tree=$top/build/horse/trees/$tid-$hset-$pid
-mkdir -p "$top/build/horse/trees"
+trees=${KIT_HORSE_TREES:-$top/build/horse/trees}
+tree=$trees/$tid-$hset-$pid
+mkdir -p "$trees"
 exec 9> "$tree.lock"
 flock 9                      # parallel builds share one tree per patch set
 if [[ ! -f $tree/.kit-ready ]]; then
@@ -105,7 +111,7 @@ epoll)    lpr=$top/repro/horse/kithorse.lpr; defs+=(-dHORSE_PROVIDER_EPOLL) ;;
 console)  lpr=$tree/samples/lazarus/console/Console.lpr ;;
 *)        die "--program kithorse|epoll|console" ;;
 esac
-out=$top/build/horse/$tc/$set/$hset/$prog
+if [[ -n $out ]]; then out=$(realpath -m "$out"); else out=$top/build/horse/$tc/$set/$hset/$prog; fi
 extra=()
 if [[ $tc != 322 ]]; then
     # Units the trunk wrapper's config does not list, that Horse uses: from
@@ -124,14 +130,15 @@ if [[ $tc != 322 ]]; then
 fi
 wrapper_text() {
     echo '#!/bin/sh'
-    echo "# $fpc with Horse's units (repro/horse/build.sh)"
+    echo "# $fpc with the unit paths Horse needs besides its own (repro/horse/build.sh)"
     printf 'exec "%s"' "$fpc"
-    printf ' "%s"' "${defs[@]}" "${extra[@]}" "-Fu$tree/src" "-Fi$tree/src"
+    printf ' "%s"' "${defs[@]}" "${extra[@]}"
     echo ' "$@"'
 }
 # The cache key: what the program is made of, and how it is compiled.
-key=$( { cat "$lpr" "$top/repro/fpc/build.sh" "$fpc"; wrapper_text
-         [[ $set == stock ]] || cat "$top"/patches/fpc/*.patch; } | sha256sum | cut -c1-16)
+key=$( { cat "$lpr" "$top/repro/fpc/build.sh" "$fpc"; wrapper_text; echo "own units: $tree/src"
+         [[ $set == stock ]] || cat "${KIT_FPC_PATCHES:-$top/patches/fpc}"/{series,*.patch}; } \
+       | sha256sum | cut -c1-16)
 key="tree=$tid-$hset-$pid compiler=$("$fpc" -iV)-$(sha256sum < "$fpc" | cut -c1-8) \
 trunk=$(cat "$top/build/fpc-trunk/stamp" 2>/dev/null | tr ' ' ,) inputs=$key"
 name=$(basename "$lpr"); name=${name%.*}
@@ -148,9 +155,15 @@ rm -rf "$out"; mkdir -p "$out/tc/bin"
 wrapper=$out/tc/bin/fpc
 wrapper_text > "$wrapper"
 chmod +x "$wrapper"
-# Horse's units are compiled with the program (-FU per build): a Horse or
-# fcl-web change can never be picked up stale.
+# The wrapper does not name the Horse tree: the units are compiled once per
+# compiler and defines (repro/fpc/build.sh's prebuilt units), for every
+# Horse tree.  Horse's src is the program's own (--own-units): a unit whose
+# file differs from the one the prebuilt units were compiled from, and
+# every user of it or of a unit the Pascal set changes, is compiled with the
+# program (-FU per build), never copied, so that a Horse or fcl-web change
+# can never be picked up stale (repro/horse/rebuild-check.sh).
 exe=$("$top/repro/fpc/build.sh" --fpc "$wrapper" --set "$set" --out "$out" --program "$lpr" \
+      --own-units "$tree/src" \
       2> "$out/build.log" | tail -1) || { cat "$out/build.log" >&2; die "build failed: $out/build.log"; }
 rm -rf "$out/units"
 echo "$key" > "$out/stamp"
