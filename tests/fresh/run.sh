@@ -124,6 +124,10 @@ run() {
         test_ok "fresh: $name: make repro" "$((SECONDS - t)) s, rows $rows"
     else
         fail=1
+        # What was not as expected (the matrix's UNEXPECTED rows and their
+        # measures, failed measures), then the end of the run.
+        grep -E 'UNEXPECTED|FAILED|^\[|not as expected' "$log" | grep -B1 -E 'UNEXPECTED|FAILED' \
+            | cut -c1-400 | sed 's/^/    /'
         tail -30 "$log" | sed 's/^/    /'
         test_fail "fresh: $name: make repro" "exit $rc after $((SECONDS - t)) s (log above)"
     fi
