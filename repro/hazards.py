@@ -88,8 +88,8 @@ BACKLOG = ["--queue-size", "64"]
 MODES = {"pool": ["--thread-mode", "pool"],
          "thread": ["--thread-mode", "thread"],
          "polled": ["--thread-mode", "polled"]}
-SIZED = {f"pool-{n}": ["--thread-mode", "pool", "--pool-threads", str(n)] for n in POOL_SIZES}
-FAIR_MODES = {**MODES, **SIZED}   # fairness and resources; order: MODES
+SIZED = {f"pool-{n}": n for n in POOL_SIZES}   # mode: its workers
+FAIR_MODES = {**MODES, **{m: MODES["pool"] + ["--pool-threads", str(n)] for m, n in SIZED.items()}}
 
 
 def is_pool(mode: str) -> bool:
@@ -97,7 +97,7 @@ def is_pool(mode: str) -> bool:
 
 
 def workers(mode: str) -> int:
-    return int(mode.split("-")[1]) if mode in SIZED else WORKERS
+    return SIZED.get(mode, WORKERS)
 
 
 def clients(mode: str) -> int:
@@ -123,7 +123,7 @@ def build_real_fixture(tmp: Path, name: str) -> Path | None:
     NAME.fpc.patch, against the pristine file) in place of the series:
     repro/fpc/build.sh reads a one-patch series from another folder.  None
     where the trunk toolchain is not built."""
-    fpc = TOP / "build" / "fpc-trunk" / "bin" / "fpc"
+    fpc = kit.TRUNK_FPC
     src = TOP / "tests" / "hazards" / f"{name}.fpc.patch"
     if not (fpc.exists() and src.exists()):
         return None
@@ -167,8 +167,8 @@ def fairness(srv: kit.Server, outdir: Path, tag: str, k: int) -> dict:
     fair = min(ans) >= FAIR_MIN_ANSWERED and min(ans) * FAIR_SPREAD >= max(ans)
     # A client the probe could not run is no evidence of starving.
     errs = {e: n for e, n in many.get("errors", {}).items() if n}
-    broken = {e: n for e, n in errs.items() if e in ("connect_failed",)}
-    verdict = "fair" if fair else (f"no verdict ({broken})" if broken else "starves")
+    broken = errs.get("connect_failed")
+    verdict = "fair" if fair else (f"no verdict ({broken} connects failed)" if broken else "starves")
     return {"verdict": verdict, "errors": errs, "answered": ans, "p50_us": many["p50_us"],
             "lone_p50_us": lone_p50,
             "median_p50_over_lone": (sorted(p50)[len(p50) // 2] / lone_p50) if p50 and lone_p50 else None}

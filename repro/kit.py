@@ -27,6 +27,7 @@ from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
+TRUNK_FPC = BUILD / "fpc-trunk" / "bin" / "fpc"   # scripts/fpc-trunk.sh's wrapper
 PROBE = BUILD / "probe"
 STRACE_ANALYSE = BUILD / "strace-analyse"
 PCAP_ANALYSE = BUILD / "pcap-analyse"
@@ -939,7 +940,8 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
     and the figure says so."""
     have_curl = shutil.which("curl") is not None
     data_file = outdir / "b10-body.bin"
-    data_file.write_bytes(b"c" * B10_CURL_BYTES)
+    if have_curl:
+        data_file.write_bytes(b"c" * B10_CURL_BYTES)
     try:
         for flags in (HORSE + row.flags, row.flags):
             try:

@@ -57,7 +57,7 @@ def skip(why: str) -> None:
         SKIPPED.append(why)
 REAL_TRUNK = kit.BUILD / "real-trunk"
 REAL_WIN64 = kit.BUILD / "real-trunk-win64"
-TRUNK_FPC = kit.BUILD / "fpc-trunk" / "bin" / "fpc"
+TRUNK_FPC = kit.TRUNK_FPC
 
 
 def expect(fixed: list[str]) -> dict[str, str]:

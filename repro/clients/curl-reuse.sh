@@ -33,6 +33,7 @@ def p50(v):
 def q1(v):   # the lower quartile: the 3rd fastest of 9
     v = sorted(v)
     return v[len(v) // 4] if v else None
+fresh = [round(float(x) * 1e6) for x in sys.argv[3].split()]
 nc = [int(r[1]) for r in rows]
 codes = [int(r[3]) for r in rows]
 res = {
@@ -43,9 +44,7 @@ res = {
     "reused": sum(1 for x, c in zip(nc[1:], codes[1:]) if x == 0 and c),
     "p50_first_us": t[0] if t else None, "p50_rest_us": p50(t[1:]),
     "q1_rest_us": q1(t[1:]),
-    "p50_fresh_us": p50([round(float(x) * 1e6) for x in sys.argv[3].split()]),
-    "min_fresh_us": min([round(float(x) * 1e6) for x in sys.argv[3].split()], default=None),
-    "q1_fresh_us": q1([round(float(x) * 1e6) for x in sys.argv[3].split()]),
+    "p50_fresh_us": p50(fresh), "min_fresh_us": min(fresh, default=None), "q1_fresh_us": q1(fresh),
 }
 print(json.dumps(res))
 print("curl-reuse: %d/%d URLs, %d connection(s) opened, %d reused; first %s us, p50(2..N) %s us"
