@@ -28,8 +28,9 @@ report.  CLI (for make and shell):
     patchset.py defects          B1 B2 ... (every defect some patch fixes)
     patchset.py defect NAME      the defect NAME fixes
     patchset.py fixing Bn        the patches whose Defect: is Bn
-    patchset.py fixed VARIANT    the defects VARIANT fixes (variant may be
-                                 stock, all, a fix, or FIX+FIX)
+    patchset.py fixed VARIANT [KIND]  the defects VARIANT fixes (variant may
+                                 be stock, all, a fix, or FIX+FIX; KIND c,
+                                 the default, or fpc)
     patchset.py bound VARIANT Bn the body size up to which VARIANT fixes
                                  Bn, empty when at every size (Defect-Bound:)
     patchset.py pascal FIX       the Pascal patches of FIX, series order
@@ -214,8 +215,8 @@ def main(argv: list[str]) -> int:
         print(by_name()[args[0]].defect)
     elif cmd == "fixing" and len(args) == 1:
         print(" ".join(fixing(args[0])))
-    elif cmd == "fixed" and len(args) == 1:
-        print(" ".join(fixed_by(args[0])))
+    elif cmd == "fixed" and len(args) in (1, 2):
+        print(" ".join(fixed_by(*args)))
     elif cmd == "bound" and len(args) == 2:
         b = bound(args[0], args[1])
         print("" if b is None else b)

@@ -42,15 +42,7 @@ done
 
 # --fixed / --applied of a variant from repro/patchset.py (stock: none;
 # all: every patch of the series, C for the model, Pascal for the real trunk).
-fixed_of() {
-    python3 - "$1" "$2" <<'EOF'
-import sys
-sys.path.insert(0, "repro")
-import patchset
-v, kind = sys.argv[1], sys.argv[2]
-print(" ".join(patchset.fixed_by(v, kind)) if v != "stock" else "")
-EOF
-}
+fixed_of() { python3 repro/patchset.py fixed "$1" "$2"; }
 
 rc=0
 if ((!self_only)); then
