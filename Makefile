@@ -14,12 +14,12 @@ TSAN_FLAGS = -O1 -g -fsanitize=thread
 
 # Which fixes exist, what each fixes and which pairs show an interaction is
 # read from the patches themselves (patches/series, each patch's Defect: and
-# Needs: headers) by repro/patchset.py, once, into build/patchset.mk.
+# Needs: headers) by repro/harness/patchset.py, once, into build/patchset.mk.
 SERVER_SRC = $(wildcard server-min/*.c server-min/*.h)
 PATCHES    = patches/series $(wildcard patches/*.patch)
-build/patchset.mk: repro/patchset.py $(PATCHES)
+build/patchset.mk: repro/harness/patchset.py $(PATCHES)
 	@mkdir -p $(@D)
-	@python3 repro/patchset.py make > $@.tmp && mv $@.tmp $@
+	@python3 repro/harness/patchset.py make > $@.tmp && mv $@.tmp $@
 include build/patchset.mk
 FIXES    := $(PATCH_NAMES)
 VARIANTS := stock $(FIXES) all
@@ -113,19 +113,19 @@ endif
 test-repeat: test-build
 	tests/repeat.sh $(REPEAT_N)
 
-# Every fix across body sizes, pipeline depths and links (repro/sweep.py):
+# Every fix across body sizes, pipeline depths and links (repro/harness/sweep.py):
 # results/sweep/sweep.json and sweep.md; `make report` reads them too.
 sweep: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(MAKE) --no-print-directory real-servers
-	python3 repro/sweep.py
+	python3 repro/harness/sweep.py
 
 # What a fix may break: fairness and resources per thread mode, model and
-# real trunk (repro/hazards.py; results/hazards/hazards.json).
+# real trunk (repro/harness/hazards.py; results/hazards/hazards.json).
 hazards: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@$(MAKE) --no-print-directory real-servers
-	python3 repro/hazards.py
+	python3 repro/harness/hazards.py
 
 # RFC 9110 / 9112 conformance of the connection path: model and real trunk,
 # stock and all (tests/hostile/conformance.sh; results/conformance/).
@@ -136,7 +136,7 @@ conformance:
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.
 report:
-	python3 repro/report.py --matrix results/latest/matrix.json
+	python3 repro/report/report.py --matrix results/latest/matrix.json
 
 clean:
 	rm -rf build build-asan build-tsan results

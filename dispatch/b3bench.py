@@ -3,7 +3,7 @@
 
     dispatch/b3bench.py [--out results/bench] [--rounds 3] [--seconds 2]
 
-Rows: stock, every B3 fix (repro/patchset.py fixing B3: set-tcp-nodelay,
+Rows: stock, every B3 fix (repro/harness/patchset.py fixing B3: set-tcp-nodelay,
 coalesce-writes) and all, for the model (build/<set>/server-min) and the
 real trunk (build/real-trunk/<set>/fpserver), every server up for the whole
 run on loopback.  Per round, wrk drives /ping at -c1 and -c16 on one server
@@ -29,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TOP = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(TOP / "repro"))
+sys.path.insert(0, str(TOP / "repro" / "harness"))
 import loadgen  # noqa: E402
 import kit  # noqa: E402
 import patchset  # noqa: E402

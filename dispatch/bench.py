@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TOP = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(TOP / "repro"))
+sys.path.insert(0, str(TOP / "repro" / "harness"))
 import loadgen  # noqa: E402
 import procstat  # noqa: E402
 from kit import KitError, Server  # noqa: E402

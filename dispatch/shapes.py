@@ -35,7 +35,7 @@ import sys
 THREADS_MANY = 4.0     # "many times": seed 2,078 vs 29 (~70x)
 FUTEX_SHARE = 50.0     # "dominated": seed 6,146 futex vs 84 epoll_wait samples
 HOL_LARGE = 10.0       # seed: 374 ms vs ~3 ms p90 (>100x); 10x is unmistakable
-HOL_NEAR_ONE = 3.0     # the B3 "clean" bound of the kit (repro/kit.py)
+HOL_NEAR_ONE = 3.0     # the B3 "clean" bound of the kit (repro/harness/kit.py)
 HOL_HELD_RARE = 10     # inline holds most pings behind a slow request
 
 

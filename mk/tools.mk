@@ -8,8 +8,8 @@ JSON_LIBS  = -ljansson
 COMMON_SRC = $(filter-out $(JSON_SRC),$(wildcard common/*.c))
 COMMON_HDR = $(wildcard common/*.h)
 
-PROBE_SRC  = $(wildcard repro/probe*.c)
-PROBE_HDR  = $(wildcard repro/probe*.h)
+PROBE_SRC  = $(wildcard repro/probe/probe*.c)
+PROBE_HDR  = $(wildcard repro/probe/probe*.h)
 PCAP_SRC   = $(wildcard captures/pcap_*.c)
 STRACE_SRC = $(wildcard captures/strace_*.c)
 CAP_HDR    = $(wildcard captures/*.h)
@@ -37,9 +37,9 @@ build/test-common: common/tests/test_common.c common/tests/test_kjson.c common/t
 	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS)
 
 # The probe's command line and JSON (every probe source but probe.c's main).
-build/test-probe: repro/tests/test_probe.c $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
+build/test-probe: repro/probe/test_probe.c $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ repro/tests/test_probe.c $(filter-out repro/probe.c,$(PROBE_SRC)) $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lm
+	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ repro/probe/test_probe.c $(filter-out repro/probe/probe.c,$(PROBE_SRC)) $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lm
 
 build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)

@@ -55,11 +55,11 @@ real-trunk-win64: fpc-trunk-win64
 	@if [ -x $(FPC_WIN64) ]; then \
 	  KIT_PHASE_OF=$$($(call BUILDS_DUE,$(REAL_TRUNK_WIN64))) $(MAKE) --no-print-directory $(REAL_TRUNK_WIN64); fi
 
-# The Wine prefix template (repro/wineprefix.py): one wineboot per machine
+# The Wine prefix template (repro/harness/wineprefix.py): one wineboot per machine
 # and Wine version, so that no run waits for one.  make real-servers makes
 # it beside the builds (scripts/builds.sh).
 wine-prefix:
-	@if command -v wine > /dev/null; then python3 repro/wineprefix.py --template > /dev/null; fi
+	@if command -v wine > /dev/null; then python3 repro/harness/wineprefix.py --template > /dev/null; fi
 
 win64-check: real-trunk-win64 wine-prefix build/probe build/pcap-analyse
 	@repro/fpc/win64-check.sh

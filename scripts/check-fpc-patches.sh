@@ -175,7 +175,7 @@ fi
 # Every set make real-trunk builds but stock and all: as build.sh applies
 # it, and as git cherry-pick makes it of the series' commits.
 mapfile -t sets < <(printf '%s\n' "${names[@]%%.*}" | awk '!seen[$0]++'
-                    python3 "$top/repro/patchset.py" pairs | tr ' ' '\n' | sed '/^$/d')
+                    python3 "$top/repro/harness/patchset.py" pairs | tr ' ' '\n' | sed '/^$/d')
 if ((${#commits[@]} == ${#names[@]})); then
     git clone -q "$r" "$tmp/pick"
     for set in "${sets[@]}"; do

@@ -20,7 +20,7 @@
 # which this script re-reads (git mailinfo) and re-cuts.  Which defect a
 # patch fixes, what it needs and which routines it changes are DEP-3 fields
 # of the model's quilt patch of the same name (patches/<name>.patch, read by
-# repro/patchset.py), and nowhere in the Pascal series.  A fix that takes
+# repro/harness/patchset.py), and nowhere in the Pascal series.  A fix that takes
 # more than one upstream commit (a change to another package first) has
 # <name>.patch and then <name>.<part>.patch (poll-can-read.fcl-web.patch):
 # every Pascal patch belongs to the fix named before its first dot.

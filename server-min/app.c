@@ -171,7 +171,7 @@ static void app_bytes(struct http_response *resp, const char *size,
 
 /* GET /own-headers[?connection=V]: an application that sets headers of
  * its own, X-App and, when asked, Connection (what a fix that adds a
- * Connection header must leave alone: repro/hazards.py). */
+ * Connection header must leave alone: repro/harness/hazards.py). */
 static void app_own_headers(struct http_response *resp, const char *query)
 {
     static const char key[] = "connection=";

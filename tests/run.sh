@@ -57,7 +57,7 @@
 #   sweep         B3 across body sizes (Content, ContentStream) on loopback
 #                 and two veth MTUs, B2 across pipeline depths, B5 across
 #                 POST sizes: every fix holds at every point, clone = real
-#   hazards       what a fix may break (repro/hazards.py): fairness of K
+#   hazards       what a fix may break (repro/harness/hazards.py): fairness of K
 #                 keep-alive clients over fewer pool workers, threads and
 #                 descriptors back after the clients leave, no connection on
 #                 two threads, answers in order and each its own request's,
@@ -108,11 +108,11 @@ cunit() {
 }
 
 # The C series: each patch alone on a pristine tree, the series in order,
-# and the header form repro/patchset.py and upstream expect.
+# and the header form repro/harness/patchset.py and upstream expect.
 step_patches() {
     local tmp p f ok
     kit_mktemp tmp
-    for p in $(python3 repro/patchset.py names); do
+    for p in $(python3 repro/harness/patchset.py names); do
         rm -rf "$tmp/alone" && mkdir -p "$tmp/alone" && cp -r server-min "$tmp/alone/"
         if patch -d "$tmp/alone" -p1 -s --dry-run < "patches/$p.patch" > /dev/null 2>&1; then
             test_ok "patch $p applies alone"
@@ -132,7 +132,7 @@ step_patches() {
     done
     rm -rf "$tmp/series" && mkdir -p "$tmp/series" && cp -r server-min "$tmp/series/"
     ok=1
-    for p in $(python3 repro/patchset.py names); do
+    for p in $(python3 repro/harness/patchset.py names); do
         patch -d "$tmp/series" -p1 -s --no-backup-if-mismatch < "patches/$p.patch" > /dev/null 2>&1 || ok=0
     done
     if ((ok)); then test_ok "patch series applies in order"; else test_fail "patch series applies in order"; fi
@@ -150,7 +150,7 @@ step_fpcunit() { repro/fpc/fpcunit/run.sh; }
 
 step_unit() {
     local v
-    for v in $(python3 repro/patchset.py variants); do
+    for v in $(python3 repro/harness/patchset.py variants); do
         cunit "unit/$v" "build/tests/$v/unit"
     done
 }
@@ -190,7 +190,7 @@ step_valgrind() {
 
 step_matrix() {
     local out=results/test-matrix rc
-    python3 repro/matrix.py --out "$out"
+    python3 repro/harness/matrix.py --out "$out"
     rc=$?
     python3 - "$out/matrix.json" <<'PY'
 import json, sys
@@ -220,7 +220,7 @@ step_fuzz() {
     [[ $rc == 4 ]] && rc=0
     return $rc
 }
-step_clients() { python3 repro/clients.py --out results/test-matrix/clients; }
+step_clients() { python3 repro/harness/clients.py --out results/test-matrix/clients; }
 step_dispatch() {
     [[ -x dispatch/test.sh ]] || { test_skip dispatch "no dispatch/test.sh"; return 4; }
     dispatch/test.sh
@@ -244,15 +244,15 @@ step_win64() {
     [[ -x repro/fpc/win64-check.sh ]] || { test_skip win64 "no repro/fpc/win64-check.sh"; return 4; }
     repro/fpc/win64-check.sh
 }
-step_report() { python3 repro/report.py --check results/test-matrix/matrix.json; }
+step_report() { python3 repro/report/report.py --check results/test-matrix/matrix.json; }
 step_texts() { python3 tests/texts/check.py; }   # every printed command is one the min step runs
 step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
 step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
 step_fault() { tests/fault/run.sh; }      # a failed measure fails its row
 # B3 across body sizes and links, B2 across depths, B5 across body sizes
 # (the boundary points; `make sweep` runs them all).
-step_sweep() { python3 repro/sweep.py --short --out results/test-sweep; }
-step_hazards() { python3 repro/hazards.py --short; }
+step_sweep() { python3 repro/harness/sweep.py --short --out results/test-sweep; }
+step_hazards() { python3 repro/harness/hazards.py --short; }
 # B1: its verdict is a hook count on one short probe run (no deadline to
 # wait out at a bad commit), so its whole bisect is the fastest; builds are
 # cached per tree in build/bisect/builds/.

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
 
 FOLDERS = ("packages/fcl-web/src/base", "packages/fcl-net/src", "packages/fcl-base/src")

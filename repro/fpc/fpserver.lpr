@@ -451,7 +451,7 @@ begin
   else if (Method = 'GET') and (Path = '/own-headers') then
   begin
     { An application's own headers, which a fix that adds a Connection
-      header must leave alone (repro/hazards.py). }
+      header must leave alone (repro/harness/hazards.py). }
     AResponse.SetCustomHeader('X-App', 'own');
     if ARequest.QueryFields.Values['connection'] <> '' then
       AResponse.Connection := ARequest.QueryFields.Values['connection'];

@@ -19,7 +19,7 @@ import socket
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from httpwire import parse_responses as parse, read_until_close  # noqa: E402
 
 PING = b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"

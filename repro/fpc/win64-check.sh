@@ -73,10 +73,10 @@ for spec in "${MITIGATED[@]}" "$REGRESSION"; do
     exit $KSFT_SKIP
 done
 
-# The kit's bounds, read from repro/kit.py (one fact, one place; shown in
+# The kit's bounds, read from repro/harness/kit.py (one fact, one place; shown in
 # the figures, applied by kit.measure_b3 itself).
 read -r STALL CLEAN < <(cd "$top/repro" && python3 -c 'import kit; print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') \
-    || die "cannot read the B3 bounds from repro/kit.py"
+    || die "cannot read the B3 bounds from repro/harness/kit.py"
 
 # One private prefix for all runs: its Wine server starts inside our own
 # strace (Wine's accept() happens there), never one another job left running.
@@ -176,11 +176,11 @@ mitigation_check() {
     stop_server
     read -r conns nodelay _ sends < <(wine_counts "$d/trace")
     # One per connection from the mitigation, and one more from fcl-web's
-    # own SetupSocket where the build carries B3's fix (repro/patchset.py).
+    # own SetupSocket where the build carries B3's fix (repro/harness/patchset.py).
     local syscalls_ok=0 per=1
-    [[ " $(python3 "$top/repro/patchset.py" fixed "$build" 2>/dev/null) " == *" B3 "* ]] && per=2
+    [[ " $(python3 "$top/repro/harness/patchset.py" fixed "$build" 2>/dev/null) " == *" B3 "* ]] && per=2
     [ "$conns" -gt 0 ] && [ "$nodelay" -eq $((per * conns)) ] && syscalls_ok=1
-    # 2 and 3. B3 by the kit's own measures (repro/kit.py), on this build
+    # 2 and 3. B3 by the kit's own measures (repro/harness/kit.py), on this build
     # under wine-server.sh: the same-run ratio, and the wire.
     res=$(cd "$top/repro" && python3 - "$exe" "$d" "$flags" "$top/repro/fpc/wine-server.sh" <<'PY'
 import sys

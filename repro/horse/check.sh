@@ -65,7 +65,7 @@ setup_ns() {
     fi
 }
 
-# wine_prefix: a copy of the kit's template (repro/wineprefix.py), once.
+# wine_prefix: a copy of the kit's template (repro/harness/wineprefix.py), once.
 wine_prefix() {
     [[ -n $prefix ]] && return 0
     prefix=$tmp/wineprefix

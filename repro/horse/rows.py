@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
 import patchset  # noqa: E402
 from kit import Row  # noqa: E402
@@ -229,7 +229,7 @@ def reaches(p: HorsePatch, keepalive: bool) -> bool:
 def builds() -> list[tuple[str, str, str, str]]:
     """(tc, fcl set, horse set, program) of every build the rows and
     repro/horse/check.sh --kit need, for mk/horse.mk (rows.py builds)."""
-    sys.path.insert(0, str(kit.TOP / "repro"))
+    sys.path.insert(0, str(kit.TOP / "repro" / "harness"))
     import matrix  # noqa: E402  (late: matrix imports this module)
     clones = matrix.clone_rows()
     out = [("trunk", "stock", "stock", "kithorse"), ("trunk", "stock", "stock", "console"),

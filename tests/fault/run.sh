@@ -3,7 +3,7 @@
 #
 # The matrix with one row more: tests/fault/no-listening-line.sh, a server
 # that starts and never prints its "listening ADDR:PORT" line, beside the
-# stock row (repro/matrix.py --rows stock --fault-row ...).  Must hold:
+# stock row (repro/harness/matrix.py --rows stock --fault-row ...).  Must hold:
 #   - the run exits 1;
 #   - every column of the fault row is "failed" after two attempts (two
 #     errors recorded), and the row is not as expected;
@@ -43,7 +43,7 @@ else
     exit 1
 fi
 
-KIT_SERVER_BUILD=$sb CAP_READY_TRIES=20 python3 repro/matrix.py --rows "stock,$broken" --out "$tmp/m" \
+KIT_SERVER_BUILD=$sb CAP_READY_TRIES=20 python3 repro/harness/matrix.py --rows "stock,$broken" --out "$tmp/m" \
     --fault-row tests/fault/no-listening-line.sh > "$tmp/out" 2>&1
 rc=$?
 sed -n '/^row /,$p' "$tmp/out"
@@ -75,7 +75,7 @@ PY
 # failed must stay failed beside a wire verdict (matrix.wine_b3_from_wire).
 python3 - <<'PY' || fail=1
 import sys
-sys.path.insert(0, "repro")
+sys.path.insert(0, "repro/harness")
 import kit, matrix
 got = {"B3": kit.Verdict(kit.MEASURE_FAILED, "the measure failed twice", {"errors": ["KitError: x"]}),
        "wire-lo": kit.Verdict("reproduced", "lo: 7 of 8 held-until-ACK")}
@@ -87,13 +87,13 @@ sys.exit(0 if ok else 1)
 PY
 # REPORT.md's claims for the broken row, and the sweep's B3 points of it
 # (loopback; the veth links and the real server add nothing to the proof).
-report=$(python3 repro/report.py --check "$tmp/m/matrix.json" | grep "^TEST: report $broken \[")
+report=$(python3 repro/report/report.py --check "$tmp/m/matrix.json" | grep "^TEST: report $broken \[")
 if [[ $report == *"[FAIL]"*"B3: report says 'fixed'"* ]]; then
     test_ok "fault: report check fails $broken as a no-op"
 else
     fail=1; test_fail "fault: report check fails $broken as a no-op" "got: ${report:-no line}"
 fi
-KIT_SERVER_BUILD=$sb python3 repro/sweep.py --short --no-real --links lo --defects B3 \
+KIT_SERVER_BUILD=$sb python3 repro/harness/sweep.py --short --no-real --links lo --defects B3 \
     --out "$tmp/sweep" > "$tmp/sweep.out" 2>&1
 sweep=$(grep "^TEST: sweep B3 model $broken lo " "$tmp/sweep.out")
 if [[ $sweep == *"[FAIL]"* && $sweep != *"[ OK ]"* ]]; then

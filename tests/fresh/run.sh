@@ -43,7 +43,7 @@ ROWS1="stock,all"
 ROWS2="real trunk"
 ROWS3="stock,all,real trunk,real trunk + all,real FPC 3.2.2"
 # What the runs build of the real servers (mk/fpc.mk, mk/win64.mk): the
-# sets ROWS3 and the clients (repro/clients.py: curl and h2load stock and
+# sets ROWS3 and the clients (repro/harness/clients.py: curl and h2load stock and
 # all, undici also buffer-aware-pending) use; run 3 fails its "nothing
 # skipped" check when a client wants one more.
 SETS=(REAL_SETS="stock all buffer-aware-pending" WIN64_SETS=stock)

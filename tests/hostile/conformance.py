@@ -11,11 +11,11 @@
     conformance.py self-test   the merge fails a doctored run (model differs
                                from the real trunk; a claimed case violates)
     conformance.py md JSON     the markdown table of a conformance.json
-                               (what repro/report.py prints in
+                               (what repro/report/report.py prints in
                                report/conformance.md; REPORT.md gets
                                summary_md)
 
-Which defects `all` fixes comes from repro/patchset.py (C series for the
+Which defects `all` fixes comes from repro/harness/patchset.py (C series for the
 model, Pascal series for the real trunk); a case is claimed when its
 fixed_by defects are all among them.  Prints one TEST line per check.
 """
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(TOP / "repro"))
+sys.path.insert(0, str(TOP / "repro" / "harness"))
 import patchset  # noqa: E402
 
 COLUMNS = [("plain", "stock", "model stock"), ("real-trunk", "stock", "real stock"),

@@ -7,7 +7,7 @@
 # Each case's outcome must be the one measured for the run's defect state
 # (the driver's TEST line), model and real trunk must give the same outcome
 # (a difference is a fidelity bug of the model), and a case that `all`
-# claims (its fixed_by defects are among those repro/patchset.py says `all`
+# claims (its fixed_by defects are among those repro/harness/patchset.py says `all`
 # fixes) must conform on `all`.  Then tests/hostile/conformance.py writes
 # results/conformance/conformance.json and conformance.md (the table
 # REPORT.md's block "conformance" prints).
@@ -40,9 +40,9 @@ for v in stock all; do
     [[ -x $f ]] && mkdir -p "$snap/real-trunk/$v" && cp "$f" "$snap/real-trunk/$v/"
 done
 
-# --fixed / --applied of a variant from repro/patchset.py (stock: none;
+# --fixed / --applied of a variant from repro/harness/patchset.py (stock: none;
 # all: every patch of the series, C for the model, Pascal for the real trunk).
-fixed_of() { python3 repro/patchset.py fixed "$1" "$2"; }
+fixed_of() { python3 repro/harness/patchset.py fixed "$1" "$2"; }
 
 rc=0
 if ((!self_only)); then

@@ -12,7 +12,7 @@
  * row's expectation for the variant's defect state, then checks that the
  * server still serves GET /ping and exits 0 within 3 s of SIGTERM.
  * The defect state comes from the caller (tests/hostile/run.sh asks
- * `repro/patchset.py fixed VARIANT`): --fixed lists the defects the variant
+ * `repro/harness/patchset.py fixed VARIANT`): --fixed lists the defects the variant
  * fixes, --applied the defects whose patch it carries (a patch can be
  * applied without fixing, when what it needs is missing).
  *

@@ -5,7 +5,7 @@
 # Runs the hostile corpus (build/hostile, tests/hostile/README.md) against
 # server variants, several variants at once (--jobs, default 6).
 #   (plain)       build/<variant>/server-min, every variant and pair of the C
-#                 series (repro/patchset.py)
+#                 series (repro/harness/patchset.py)
 #   --asan        build-asan/<variant>/server-min (any report fails)
 #   --tsan        build-tsan/<variant>/server-min (any race report fails)
 #   --valgrind    build/<variant>/server-min under valgrind (stock, all; a subset
@@ -14,7 +14,7 @@
 #                 series (patches/fpc) that is built (make real-trunk);
 #                 a set that is not built is a SKIP line
 #   --both        plain and --real-trunk, then the outcomes side by side
-# The defects each variant fixes come from repro/patchset.py.  The heavy
+# The defects each variant fixes come from repro/harness/patchset.py.  The heavy
 # cases (1,100 connections, 130 drip-fed connections, 16 x 16 MiB announced
 # bodies) run on stock, all and the variants that fix B8, clone and real
 # trunk; other variants and the sanitizer modes run with --light.
@@ -50,11 +50,11 @@ done
 picked=("$@")
 
 # variant|fixed defects|applied defects, for the C ("c") or Pascal ("fpc")
-# series: the one source of truth is repro/patchset.py.
+# series: the one source of truth is repro/harness/patchset.py.
 variant_table() {
     python3 - "$1" "${@:2}" <<'EOF'
 import sys
-sys.path.insert(0, "repro")
+sys.path.insert(0, "repro/harness")
 import patchset
 kind, picked = sys.argv[1], sys.argv[2:]
 names = patchset.variants(kind) + patchset.pairs(kind)
@@ -113,7 +113,7 @@ run_variant() {
         fi ;;
     esac
     if [[ $fixed == "?" ]]; then
-        echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/patchset.py)" > "$dir/hostile.out"
+        echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/harness/patchset.py)" > "$dir/hostile.out"
         return 1
     fi
     if [[ ! -x $snap/$mode/$v/${server##*/} && $mode == real-trunk ]]; then

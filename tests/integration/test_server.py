@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Integration tests: server-min variants driven by the probe, with the
 server log and strace as evidence.  Verdicts are counts, orderings and
-same-run ratios (repro/kit.py); a deadline only bounds the wait.
+same-run ratios (repro/harness/kit.py); a deadline only bounds the wait.
 
 Usage: test_server.py [--quick] [--not-matrix] [NAME...]   (KIT_SERVER_BUILD=build-asan|build-tsan
 to run the servers from a sanitizer build; their reports fail the test)
@@ -15,7 +15,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "repro"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "repro" / "harness"))
 import httpwire  # noqa: E402
 import kit  # noqa: E402
 from kit import Row, Server, probe  # noqa: E402

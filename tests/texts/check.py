@@ -27,7 +27,8 @@ import sys
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(TOP / "repro"))
+sys.path.insert(0, str(TOP / "repro" / "harness"))
+sys.path.insert(0, str(TOP / "repro" / "report"))
 import report  # noqa: E402
 import upstream_texts  # noqa: E402
 

@@ -27,7 +27,7 @@
 
 /* KIT_FIXED_Bn: the variant fixes Bn (interactions counted: a fix whose
  * Needs: patch is absent fixes nothing); KIT_PATCHED_Bn: the variant carries
- * the patch for Bn.  Both come from repro/patchset.py via unit.mk. */
+ * the patch for Bn.  Both come from repro/harness/patchset.py via unit.mk. */
 #if !defined(KIT_FIXED_B1) || !defined(KIT_FIXED_B2) || \
     !defined(KIT_FIXED_B3) || !defined(KIT_FIXED_B4) || \
     !defined(KIT_FIXED_B5) || !defined(KIT_FIXED_B6) || \

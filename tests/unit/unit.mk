@@ -23,7 +23,7 @@ UNIT_HDR := $(wildcard tests/unit/*.h)
 UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line
 UNIT_LIBS := -lcunit
 
-# Variants, and what each fixes, come from the patches (repro/patchset.py,
+# Variants, and what each fixes, come from the patches (repro/harness/patchset.py,
 # through build/patchset.mk): one source of truth, nothing listed here.
 UNIT_VARIANTS ?= $(VARIANTS)
 UNIT_FLAVOURS ?= tests tests-asan tests-tsan

@@ -13,7 +13,7 @@
 #   program with its reason: a SKIP line, never a pass.
 #   --each  every single fix and every pair instead (default platform:
 #          linux): exactly the tests of the defects it fixes pass
-#          (repro/patchset.py fixed, which counts Also-Fixes: B6's fix also
+#          (repro/harness/patchset.py fixed, which counts Also-Fixes: B6's fix also
 #          fixes B7), and the hazard tests once it fixes the defect they
 #          need (tests.json "needs": B6); the others fail as on stock
 #          (~5 min; not in make test)
@@ -46,7 +46,7 @@ sets=(stock all)
 platforms=(linux win64)
 if [[ ${1:-} == --each ]]; then
     shift
-    read -ra sets <<< "$(python3 "$top/repro/patchset.py" variants) $(python3 "$top/repro/patchset.py" pairs)"
+    read -ra sets <<< "$(python3 "$top/repro/harness/patchset.py" variants) $(python3 "$top/repro/harness/patchset.py" pairs)"
     platforms=(linux)
 fi
 (($#)) && platforms=("$@")
@@ -232,7 +232,7 @@ for r in "${runs[@]}"; do
         python3 "$here/tests.py" fixture "$tmp/$tag-fixture.xml" "$plat" "${run%%/*}" "${run#*/}" "$rc" || failed=1
         continue
     fi
-    fixed=$(python3 "$top/repro/patchset.py" fixed "$run")
+    fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run")
     for order in declared reverse alone; do
         read -r rc secs < "$tmp/$tag-$order.rc"
         echo "# fpcunit $plat $run $order: ran in $secs s (exit $rc)"

@@ -7,7 +7,7 @@ which defect fixed, and what each asserts).
         TEST lines for one run of fpcunithttpserver --format=xml (XML: a
         file, or a folder of them, one per test run alone; ORDER names the
         run in the lines: declared, reverse, alone): the tests of the
-        defects SET fixes (FIXED, e.g. "B2 B5", from repro/patchset.py
+        defects SET fixes (FIXED, e.g. "B2 B5", from repro/harness/patchset.py
         fixed, which counts Also-Fixes; default: none for stock, every
         defect otherwise), and the hazard tests whose "needs" defect it
         fixes, must pass; every other test must fail with a message naming
@@ -164,7 +164,7 @@ watchdog (`WatchdogMs`, {watchdog_s:g} s), which only a request the server never
 meets.  On the stock snapshot every test fails with a message saying what
 went wrong; with the whole series (`all`) every test passes, on Linux and as
 a win64 `.exe` under Wine; each fix alone makes the tests of the defects it
-fixes pass (`repro/patchset.py fixed`, which counts a patch's `Also-Fixes:`:
+fixes pass (`repro/harness/patchset.py fixed`, which counts a patch's `Also-Fixes:`:
 B6's fix also removes B7's hang), and the hazard tests of what a fix of the
 pool must not break pass once B6 is fixed (before, request 2 is never
 answered).  Every test stands alone: the result is the same run alone, in

@@ -3,20 +3,20 @@
 #
 # Each bN.lpr here shows defect BN with fphttpserver and one stock command,
 # written in its header ("Command:", and for B3 a "Control:").  For each
-# program (default: every defect repro/patchset.py knows):
+# program (default: every defect repro/harness/patchset.py knows):
 #   - build it with the trunk toolchain (build/fpc-trunk/bin/fpc) on the
 #     stock snapshot and with each patch whose Defect: is BN
-#     (repro/patchset.py; a patch's Needs: is added, and a patch that has a
+#     (repro/harness/patchset.py; a patch's Needs: is added, and a patch that has a
 #     Needs: is also run without it, where the defect must stay);
 #   - build it with Debian's FPC 3.2.2 where the kit's 3.2.2 row
-#     (repro/matrix.py) expects the defect, or expects it absent (then the
+#     (repro/harness/matrix.py) expects the defect, or expects it absent (then the
 #     program must show it absent: "not affected");
 #   - run each build with the header's command and judge (as root in a
 #     network namespace per case, on 8080, the command exactly as printed;
 #     otherwise on a free port substituted for 8080)
 #     by counts in that command's output (responses, hook lines, headers),
 #     for B3 by the same-run ratio of reused to fresh-connection medians
-#     with the kit's bounds (repro/kit.py).  An inconclusive run is made
+#     with the kit's bounds (repro/harness/kit.py).  An inconclusive run is made
 #     once more on a new server, and the second decides;
 #   - a command that runs nc or curl is run once per variant of that tool
 #     found here (nc: OpenBSD netcat, ncat, traditional netcat; curl: the
@@ -24,7 +24,7 @@
 #     Debian 12's curl 7), the variant first on PATH under the name the
 #     command uses: the answer must not depend on the client's habits
 #     (ncat half-closes at the end of its input, OpenBSD nc does not);
-#   - the command in the tracker text (repro/upstream_texts.py reproduce())
+#   - the command in the tracker text (repro/report/upstream_texts.py reproduce())
 #     must be the header's, whole: what is run is what is printed.
 # Builds are cached in build/min/<toolchain>/<set>/ (key: the toolchain's
 # identity, the set's patches, the program, repro/fpc/build.sh); the last
@@ -56,8 +56,8 @@ WATCHDOG_S=60          # a command still running then has hung: a failure
 JOBS=${MIN_JOBS:-8}    # cases run at once (most of their time is waiting)
 FD_LIMIT=4096          # B8 holds 1,101 connections
 cd "$top" || exit 1
-read -r STALL CLEAN < <(python3 -c 'import sys; sys.path.insert(0, "repro"); import kit
-print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') || die "cannot read the B3 bounds from repro/kit.py"
+read -r STALL CLEAN < <(python3 -c 'import sys; sys.path.insert(0, "repro/harness"); import kit
+print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') || die "cannot read the B3 bounds from repro/harness/kit.py"
 
 # header_line PROG FIELD: the one-line value of "  FIELD:  ..." in PROG's header.
 header_line() { sed -n "s/^  $2:  //p" "$here/$1.lpr" | head -1; }
@@ -88,13 +88,13 @@ client_variants() {
 
 fpc_of() { if [[ $1 == trunk ]]; then echo "$TRUNK"; else echo "$FPC322"; fi; }
 
-# The 3.2.2 verdicts the kit expects (repro/matrix.py's 3.2.2 row), one
+# The 3.2.2 verdicts the kit expects (repro/harness/matrix.py's 3.2.2 row), one
 # 'Bn state' a line.  The row is made for every built fpc-3.* server; a
 # stand-in folder makes it without one.
 expect_322() {
     python3 - "${T322#fpc-}" <<'PY'
 import pathlib, sys, tempfile
-sys.path.insert(0, "repro")
+sys.path.insert(0, "repro/harness")
 import kit, matrix
 with tempfile.TemporaryDirectory() as d:
     exe = pathlib.Path(d) / f"fpc-{sys.argv[1]}" / "fpserver"
@@ -218,7 +218,7 @@ judge_count() {   # judge_count OUT ALL WHAT MIN MAX: a grep -c output; the defe
     elif [[ $n =~ ^[0-9]+$ ]] && ((n >= $4 && n <= $5)); then echo "defect $fig"
     else echo "inconclusive $fig"; fi
 }
-# The kit's rules (repro/kit.py measure_b2, measure_b5): B2 is 1 answer of
+# The kit's rules (repro/harness/kit.py measure_b2, measure_b5): B2 is 1 answer of
 # 3; B5 fewer than 2 (FPC 3.2.2 answers neither).
 judge_b2() { judge_count "$1" 3 "pipelined requests" 1 1; }
 judge_b5() { judge_count "$1" 2 "requests (POST+GET in one send)" 0 1; }
@@ -382,7 +382,7 @@ cases() {
 printed_check() {
     python3 - "$@" <<'PY'
 import subprocess, sys
-sys.path.insert(0, "repro")
+sys.path.insert(0, "repro/report"); sys.path.insert(0, "repro/harness")
 import upstream_texts as u
 for prog in sys.argv[1:]:
     d = "B" + prog[1:]
@@ -400,10 +400,10 @@ for prog in sys.argv[1:]:
 PY
 }
 
-# 'NAME DEFECT [NEEDS]' per patch, in series order (repro/patchset.py).
-PATCHES=$(python3 -c 'import sys; sys.path.insert(0, "repro"); import patchset
-for p in patchset.patches(): print(p.name, p.defect, p.needs or "")') || die "repro/patchset.py failed"
-if (($#)); then DEFECTS=$(printf 'B%s ' "${@#b}"); else DEFECTS=$(python3 repro/patchset.py defects); fi
+# 'NAME DEFECT [NEEDS]' per patch, in series order (repro/harness/patchset.py).
+PATCHES=$(python3 -c 'import sys; sys.path.insert(0, "repro/harness"); import patchset
+for p in patchset.patches(): print(p.name, p.defect, p.needs or "")') || die "repro/harness/patchset.py failed"
+if (($#)); then DEFECTS=$(printf 'B%s ' "${@#b}"); else DEFECTS=$(python3 repro/harness/patchset.py defects); fi
 tmp=""
 kit_mktemp tmp
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"

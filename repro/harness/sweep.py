@@ -20,7 +20,7 @@ a depth or a link, this sweeps it and shows the boundary:
 Rows: the model and the real trunk (and win64 under Wine for B3, loopback
 only: Wine's server would have to start inside the namespace; not with
 --short, where the suite's load swamps the stall under Wine), each as
-stock, the defect's fix (repro/patchset.py) and all.  Checks (TEST lines):
+stock, the defect's fix (repro/harness/patchset.py) and all.  Checks (TEST lines):
 every fixed row is clean at every point; stock shows the defect wherever
 its mechanism says it must (B3: every body from 1 byte to below the link's
 MSS, which is measured, not assumed); the model and the real server agree

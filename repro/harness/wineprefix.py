@@ -13,7 +13,7 @@ Traced Windows runs need a Wine server of their own, started under the
 trace (the accept() happens in it): `Pool` hands out private copies, one
 run at a time each, so several traced runs go side by side.
 
-    python3 repro/wineprefix.py --template   make the template, print its path
+    python3 repro/harness/wineprefix.py --template   make the template, print its path
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
+TOP = Path(__file__).resolve().parents[2]
 WINE_SERVER = TOP / "repro" / "fpc" / "wine-server.sh"
 SHARED_ONLY = ("system32",)   # folders under drive_c/windows that are hard-linked
 _template_lock = threading.Lock()

@@ -1,6 +1,6 @@
 /* probe: a raw TCP HTTP/1.1 client that makes connection reuse provable
  * (one connect(), one local port) and turns a server's connection handling
- * into counts, orderings and latencies.  See repro/PROBE.md; the module
+ * into counts, orderings and latencies.  See repro/probe/PROBE.md; the module
  * layout is in probe.h.  This file runs the scenario the command line
  * (probe_args.c) asked for. */
 #include "probe.h"

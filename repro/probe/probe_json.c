@@ -1,12 +1,12 @@
 /* probe_json.c - the --json output: one object on one line, built with
  * jansson (common/kjson.h: strings are bytes as Latin-1, reals the numbers
- * printf("%.1f") / ("%.3f") wrote).  Keys are a contract (repro/kit.py,
+ * printf("%.1f") / ("%.3f") wrote).  Keys are a contract (repro/harness/kit.py,
  * tests/integration read them): add, never rename. */
 #include "probe.h"
 #include "probe_stats.h"
 
-#include "../common/kjson.h"
-#include "../common/util.h"
+#include "../../common/kjson.h"
+#include "../../common/util.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* probe.h - the probe's shared types.  See repro/PROBE.md for what it does.
+/* probe.h - the probe's shared types.  See repro/probe/PROBE.md for what it does.
  *
  * Files: probe.c (main), probe_args.c (the command line), probe_conn.c
  * (one connection: send a request, read one response with the common
@@ -11,9 +11,9 @@
 #ifndef PROBE_H
 #define PROBE_H
 
-#include "../common/http_response.h"
-#include "../common/kjson.h"
-#include "../common/tcpclient.h"
+#include "../../common/http_response.h"
+#include "../../common/kjson.h"
+#include "../../common/tcpclient.h"
 #include "probe_stats.h"
 
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  * fresh half, pipeline, post-pipeline, close) and the pooled client. */
 #include "probe.h"
 
-#include "../common/util.h"
+#include "../../common/util.h"
 
 #include <stdlib.h>
 #include <string.h>

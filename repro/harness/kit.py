@@ -1,6 +1,6 @@
 """kit.py - run a server, drive it with the probe, collect evidence.
 
-Shared by `make repro` (repro/matrix.py), the integration tests and the
+Shared by `make repro` (repro/harness/matrix.py), the integration tests and the
 report generator, so that every verdict is computed in one place.
 
 Rules (DESIGN section 6): verdicts are counts, orderings and same-run ratios.
@@ -25,7 +25,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
+TOP = Path(__file__).resolve().parents[2]
 BUILD = TOP / "build"
 TRUNK_FPC = BUILD / "fpc-trunk" / "bin" / "fpc"   # scripts/fpc-trunk.sh's wrapper
 PROBE = BUILD / "probe"

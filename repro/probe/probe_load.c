@@ -8,7 +8,7 @@
 #include "probe_async.h"
 #include "probe_stats.h"
 
-#include "../common/util.h"
+#include "../../common/util.h"
 
 #include <poll.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 """sweep_report.py - REPORT.md's blocks from a `make sweep` run
 (results/sweep/sweep.json): B3's size tables and figure, B2's depth and B5's
-body-size tables.  Used by repro/report.py."""
+body-size tables.  Used by repro/report/report.py."""
 from __future__ import annotations
 
 import shutil

@@ -1,9 +1,9 @@
-/* repro/tests/test_probe.c - CUnit tests of the probe's command line
+/* repro/probe/test_probe.c - CUnit tests of the probe's command line
  * (probe_args.c, getopt_long) and of its JSON for hostile header values
  * (probe_json.c over common/kjson: quotes, backslashes, control bytes and
  * bytes that are not UTF-8 come back exactly).  Build: make
  * build/test-probe (every probe source but probe.c's main). */
-#include "../probe.h"
+#include "probe.h"
 
 #include <CUnit/Basic.h>
 #include <stdarg.h>

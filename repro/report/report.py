@@ -2,9 +2,9 @@
 """report.py - regenerate the generated parts of REPORT.md from a run, or
 check that REPORT.md's structural claims still hold.
 
-  repro/report.py [--matrix results/latest/matrix.json] [--sweep results/sweep/sweep.json]
+  repro/report/report.py [--matrix results/latest/matrix.json] [--sweep results/sweep/sweep.json]
                                                           rewrite REPORT.md
-  repro/report.py --check results/test-matrix/matrix.json compare claims
+  repro/report/report.py --check results/test-matrix/matrix.json compare claims
 
 Generated parts sit between '<!-- generated:NAME -->' and
 '<!-- /generated:NAME -->'.  The run's structural claims (verdicts and
@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
 import patchset  # noqa: E402
 import sweep_report  # noqa: E402
@@ -267,7 +268,7 @@ def block_b3_bench() -> str:
 
 
 def block_h2load(results: Path) -> str:
-    """PR #554's h2load table, as repro/clients.py wrote it in this run."""
+    """PR #554's h2load table, as repro/harness/clients.py wrote it in this run."""
     p = results / "clients" / "h2load.md"
     if not p.exists():
         return "(no h2load results in this run: Debian's nghttp2-client)"

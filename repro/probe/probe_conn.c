@@ -4,7 +4,7 @@
  * stays bounded whatever a server announces. */
 #include "probe.h"
 
-#include "../common/util.h"
+#include "../../common/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

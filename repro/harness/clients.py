@@ -10,7 +10,7 @@ script in repro/clients/ that prints one JSON object; this runs them
 against several servers and states what each run shows.  Verdicts are
 counts and same-run ratios; wrk's and h2load's rates are figures only.
 
-Usage: repro/clients.py [--out DIR]   (writes DIR/clients.json, DIR/h2load.md)
+Usage: repro/harness/clients.py [--out DIR]   (writes DIR/clients.json, DIR/h2load.md)
 Exit status: 1 if an expected outcome did not hold.
 """
 from __future__ import annotations

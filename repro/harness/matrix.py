@@ -19,7 +19,7 @@ default 3).
 Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
-Usage: repro/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
+Usage: repro/harness/matrix.py [--rows NAME,NAME] [--out DIR] [--no-strace] [--no-capture]
                       [--fault-row SERVER]
 A measure that raises is made once more on a fresh server; a second failure
 is the verdict "failed" (FAIL in the table, its errors on a FAILED line
@@ -44,7 +44,7 @@ import kit  # noqa: E402
 import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
-sys.path.insert(0, str(Path(__file__).resolve().parent / "horse"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horse"))
 import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
 
 R, F, NA = "reproduced", "fixed", "n/a"
@@ -201,7 +201,7 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
 
 def shared_wine_prefix() -> str | None:
     """One prefix for the run's untraced Windows servers: a copy of the
-    template (repro/wineprefix.py), removed at exit."""
+    template (repro/harness/wineprefix.py), removed at exit."""
     if not (REAL_WIN64 / "stock" / "fpserver.exe").exists() or not shutil.which("wine"):
         return None
     try:

@@ -1,7 +1,7 @@
 /* probe_async.c - poll-driven exchanges; see probe_async.h. */
 #include "probe_async.h"
 
-#include "../common/util.h"
+#include "../../common/util.h"
 
 #include <poll.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@ FPC's language, each read from the one file that holds its fact:
                   exactly that command)
   test-Bn         repro/fpc/fpcunit/tests.json: the fpcunit test that
                   covers the defect (patches/fpc/tests/)
-Used by repro/report.py."""
+Used by repro/report/report.py."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ import sys
 import re
 from pathlib import Path
 
-TOP = Path(__file__).resolve().parent.parent
+TOP = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(TOP / "repro" / "bisect"))
 import symptoms  # noqa: E402  (repro/bisect/symptoms.py: the symptoms of each defect)
 
