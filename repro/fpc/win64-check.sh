@@ -75,7 +75,7 @@ done
 
 # The kit's bounds, read from repro/harness/kit.py (one fact, one place; shown in
 # the figures, applied by kit.measure_b3 itself).
-read -r STALL CLEAN < <(cd "$top/repro" && python3 -c 'import kit; print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') \
+read -r STALL CLEAN < <(cd "$top/repro/harness" && python3 -c 'import kit; print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') \
     || die "cannot read the B3 bounds from repro/harness/kit.py"
 
 # One private prefix for all runs: its Wine server starts inside our own
@@ -182,7 +182,7 @@ mitigation_check() {
     [ "$conns" -gt 0 ] && [ "$nodelay" -eq $((per * conns)) ] && syscalls_ok=1
     # 2 and 3. B3 by the kit's own measures (repro/harness/kit.py), on this build
     # under wine-server.sh: the same-run ratio, and the wire.
-    res=$(cd "$top/repro" && python3 - "$exe" "$d" "$flags" "$top/repro/fpc/wine-server.sh" <<'PY'
+    res=$(cd "$top/repro/harness" && python3 - "$exe" "$d" "$flags" "$top/repro/fpc/wine-server.sh" <<'PY'
 import sys
 from pathlib import Path
 import kit

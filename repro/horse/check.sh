@@ -69,7 +69,7 @@ setup_ns() {
 wine_prefix() {
     [[ -n $prefix ]] && return 0
     prefix=$tmp/wineprefix
-    (cd "$top/repro" && "$py" -c 'import sys, wineprefix; from pathlib import Path
+    (cd "$top/repro/harness" && "$py" -c 'import sys, wineprefix; from pathlib import Path
 wineprefix.copy(Path(sys.argv[1]))' "$prefix") > "$tmp/prefix.log" 2>&1
 }
 

@@ -199,7 +199,7 @@ t_built=$(date +%s.%N)
 prefix=""
 if [[ " ${runs[*]} " == *" win64/"* ]]; then
     prefix=$tmp/prefix
-    if ! why=$(cd "$top/repro" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix" 2>&1); then
+    if ! why=$(cd "$top/repro/harness" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix" 2>&1); then
         test_fail "fpcunit win64" "no Wine prefix: $(tail -1 <<< "$why")"
         failed=1
         prefix=""
