@@ -27,8 +27,7 @@ import sys
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(TOP / "repro" / "harness"))
-sys.path.insert(0, str(TOP / "repro" / "report"))
+sys.path.insert(0, str(TOP / "repro" / "report"))   # report.py adds repro/harness itself
 import report  # noqa: E402
 import upstream_texts  # noqa: E402
 

@@ -382,7 +382,7 @@ cases() {
 printed_check() {
     python3 - "$@" <<'PY'
 import subprocess, sys
-sys.path.insert(0, "repro/report"); sys.path.insert(0, "repro/harness")
+sys.path.insert(0, "repro/report")
 import upstream_texts as u
 for prog in sys.argv[1:]:
     d = "B" + prog[1:]
