@@ -352,5 +352,10 @@ while ((${#pid_of[@]})); do jobs_max=1; reap; jobs_max=0; for n in "${!pid_of[@]
 echo
 echo "== summary ($(( $(date +%s) - t0 )) s)"
 for f in "${failures[@]}"; do echo "FAILED: $f"; done
+# The failed checks themselves, each whole (a log's tail, all CI may show,
+# then still names them).
+for name in "${steps[@]}"; do
+    grep -h '^TEST: .*\[FAIL\]' "$logdir/$name.log" 2>/dev/null | cut -c1-600 | sed "s/^/  $name: /"
+done
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

@@ -15,7 +15,7 @@
 #     network namespace per case, on 8080, the command exactly as printed;
 #     otherwise on a free port substituted for 8080)
 #     by counts in that command's output (responses, hook lines, headers),
-#     for B3 by the same-run ratio of reused to fresh-connection medians
+#     for B3 by the same-run ratio of reused to fresh-connection lower quartiles
 #     with the kit's bounds (repro/harness/kit.py).  An inconclusive run is made
 #     once more on a new server, and the second decides;
 #   - a command that runs nc or curl is run once per variant of that tool
@@ -222,12 +222,19 @@ judge_count() {   # judge_count OUT ALL WHAT MIN MAX: a grep -c output; the defe
 # 3; B5 fewer than 2 (FPC 3.2.2 answers neither).
 judge_b2() { judge_count "$1" 3 "pipelined requests" 1 1; }
 judge_b5() { judge_count "$1" 2 "requests (POST+GET in one send)" 0 1; }
+# B3 is decided on the lower quartile (the 5th fastest of 19) of each
+# kind, as the kit's curl client is (repro/harness/clients.py curl_figure):
+# a stall holds every reused request for the delayed-ACK period (but for
+# one now and then that a quick ACK lets through), while a loaded machine
+# delays some requests of either kind.  Medians moved under the suite's
+# load: fresh medians of 1-4 ms beside a sanitizer build, 0.4 ms quiet.
 judge_b3() {
     awk -v stall="$STALL" -v clean="$CLEAN" '
-        function median(a, n,   i, j, t) {
+        function sort(a, n,   i, j, t) {
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
         }
+        function median(a, n) { return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        function quartile(a, n) { return a[int((n + 3) / 4)] }
         FNR == 1 { file++ }
         file == 1 && FNR == 1 { first = $1 }
         file == 1 && FNR > 1 { r[++nr] = $2; if ($1 != 0) bad++ }
@@ -237,8 +244,10 @@ judge_b3() {
                 printf "inconclusive reuse not proven (num_connects: first %s, %d reused, %d fresh, %d wrong)\n", first, nr, nf, bad
                 exit
             }
-            mr = median(r, nr); mf = median(f, nf); q = mr / mf
-            fig = sprintf("requests 2..%d on one connection: median %.3f ms, %.1fx the fresh-connection median %.3f ms", nr + 1, mr * 1000, q, mf * 1000)
+            sort(r, nr); sort(f, nf)
+            qr = quartile(r, nr); qf = quartile(f, nf); q = qr / qf
+            fig = sprintf("requests 2..%d on one connection: lower quartile %.3f ms (median %.3f), %.1fx the fresh-connection lower quartile %.3f ms (median %.3f)",
+                          nr + 1, qr * 1000, median(r, nr) * 1000, q, qf * 1000, median(f, nf) * 1000)
             print (q >= stall ? "defect" : q <= clean ? "fixed" : "inconclusive"), fig
         }' "$1" "$1.ctl"
 }
@@ -440,7 +449,8 @@ note "builds ready after $((SECONDS - t0)) s"
 if ((NETNS_OK)); then note "each case in a network namespace of its own: the program on 8080, the commands as printed"
 else note "not root: each case on a free port, substituted for 8080 in the commands"; fi
 
-# Runs: B3's first and alone (its verdict is a latency ratio), then the
+# Runs: B3's first and alone (its verdict is a latency ratio; niced -10
+# as root), then the
 # rest, JOBS at once, each case's line printed in list order.
 i=0 pids=()
 for pass in b3 rest; do
@@ -451,6 +461,11 @@ for pass in b3 rest; do
         n=$(printf "%03d" "$i"); i=$((i + 1))
         # shellcheck disable=SC2030,SC2031  # the case's own servers, its own cleanup
         ( KIT_PIDS=() KIT_TMPS=() KIT_NETNS=(); trap kit_cleanup EXIT
+          # B3's server and curl ahead of the suite's CPU-bound steps (as
+          # root): under a tmThread server each fresh connection is a new
+          # thread, which on 2 busy cores waited ~4 ms for a CPU, a tenth of
+          # the stall it is the control for.
+          [[ $pass == b3 ]] && ((EUID == 0)) && renice -n -10 -p "$BASHPID" > /dev/null
           { if case_netns "$n"; then run_case "$prog" "$tool" "$set" "$want" "$client" "$name"
             else test_fail "$name" "cannot add a network namespace"; fi; } > "$tmp/$n" ) &
         pids+=($!)
