@@ -263,7 +263,7 @@ def criteria(row: Row, got: dict, base: dict | None,
     bound = kit.patchset.bound(row.variant, "B3") if "B3" in row.target else None
     if bound is not None:
         return True, (f"fixes {','.join(row.target)}: B3 for bodies up to {bound} bytes "
-                      "(one write); beyond, a tail can still stall (make sweep's band)")
+                      "in one write; beyond, `make sweep` measures the band")
     return True, "fixes " + (",".join(row.target) if row.target else "nothing (baseline)")
 
 

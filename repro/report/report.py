@@ -622,6 +622,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),
         "b3-cost": sweep_report.block_cost(sw),
+        "b3-band": sweep_report.block_band(sw),
         "b2-sweep": sweep_report.block_counts(sw, "B2"),
         "b5-sweep": sweep_report.block_counts(sw, "B5"),
         "sweep-plot": sweep_report.make_plot(sw, DOCS),

@@ -64,6 +64,36 @@ def block_b3(doc: dict | None) -> str:
     return "\n".join(out).rstrip()
 
 
+def block_band(doc: dict | None) -> str:
+    """Beyond a bounded fix's bound (and, to compare, beyond stock's largest
+    segment size, where its stall of every request ends), per run: the points whose median stalled, and the single reused
+    requests that did ((k/n) of each point added up), Content and stream."""
+    if not doc:
+        return "(no sweep run)"
+    lines = ["| run | link | beyond | points stalled (median) | single requests stalled, Content | "
+             "single requests stalled, stream |", "|---|---|---|---|---|---|"]
+    for r in doc["b3"]:
+        bound = patchset.bound(r["set"], "B3")
+        if r["kind"] == "model" or (r["set"] != "stock" and bound is None):
+            continue
+        edge = bound if bound is not None else max(r["mss"], r["mss_full"] or 0) + 1
+        pts = [p for p in r["points"] if p["size"] > edge]
+        if not pts:
+            continue
+        med = [f"{p['size']}/{p['body']}" for p in pts if p["state"] == "reproduced"]
+
+        def single(body: str) -> str:
+            mine = [p for p in pts if p["body"] == body]
+            k = sum(p.get("stalled", 0) for p in mine)
+            n = sum(p["requests"] // 2 - 1 for p in mine)
+            where = [f"{p['size']}: {p['stalled']}" for p in mine if p.get("stalled")]
+            return f"{k} of {n}" + (f" ({', '.join(where)})" if where else "")
+        lines.append(f"| `{r['subject']}` | {r['link']} | {edge} bytes | "
+                     f"{len(med)} of {len(pts)}{' ' + ', '.join(med) if med else ''} | "
+                     f"{single('content')} | {single('stream')} |")
+    return "\n".join(lines)
+
+
 def block_cost(doc: dict | None) -> str:
     if not doc:
         return "(no sweep run)"
