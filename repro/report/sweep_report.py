@@ -65,18 +65,28 @@ def block_b3(doc: dict | None) -> str:
 
 
 def block_band(doc: dict | None) -> str:
-    """Beyond a bounded fix's bound (and, to compare, beyond stock's largest
-    segment size, where its stall of every request ends), per run: the points whose median stalled, and the single reused
+    """Beyond a bounded fix's bound (to compare: the unbounded fixes beyond
+    the same size, and stock beyond its largest segment size, where its
+    stall of every request ends), per run: the points whose median stalled, and the single reused
     requests that did ((k/n) of each point added up), Content and stream."""
     if not doc:
         return "(no sweep run)"
     lines = ["| run | link | beyond | points stalled (median) | single requests stalled, Content | "
              "single requests stalled, stream |", "|---|---|---|---|---|---|"]
+    table = patchset.by_name()
+    cap = max((table[f].bound for f in patchset.fixing("B3") if table[f].bound), default=None)
     for r in doc["b3"]:
         bound = patchset.bound(r["set"], "B3")
-        if r["kind"] == "model" or (r["set"] != "stock" and bound is None):
+        if r["kind"] == "model":
             continue
-        edge = bound if bound is not None else max(r["mss"], r["mss_full"] or 0) + 1
+        if r["set"] == "stock":
+            edge = max(r["mss"], r["mss_full"] or 0) + 1
+        elif "B3" in patchset.fixed_by(r["set"]) and (bound or cap):
+            # A fix without a bound, beyond the same size: the noise a
+            # single request shows where no tail can wait.
+            edge = bound or cap
+        else:
+            continue
         pts = [p for p in r["points"] if p["size"] > edge]
         if not pts:
             continue
