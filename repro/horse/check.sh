@@ -14,7 +14,7 @@
 # socket, reuse proven by the client; passes when no response body waits
 # for the client's delayed ACK of its headers (median, over requests 2..20,
 # of time-from-first-byte-to-last over time-to-first-byte: clean <= 1,
-# stalled >= 4; never a millisecond bound).  It needs only python3 and the
+# stalled >= 2, kaclient.py's STALL and CLEAN; never a millisecond bound).  It needs only python3 and the
 # program, so it runs the same on Horse's ubuntu and windows runners and
 # here (Linux natively, Windows through Wine).
 #
@@ -40,6 +40,12 @@ source "$top/scripts/lib.sh"
 PORT=9000
 
 case $(uname -s) in MINGW*|MSYS*|CYGWIN*) windows=1 ;; *) windows=0 ;; esac
+# As root (the kit's suite), the servers, the wineserver they start and
+# the client run ahead of the CPU-bound steps beside this one: the ratio's
+# denominator is the time to the first byte, and under Wine on 2 busy
+# cores that rose to 21-55 ms, so a 47 ms delayed-ACK hold read 0.6,
+# "clean" (a clean-clone make test, win64 stock).
+((windows == 0)) && [[ $(id -u) == 0 ]] && renice -n -10 -p $$ > /dev/null
 py=$(command -v python3 || command -v python) || { test_skip horse-check "no python3"; exit $KSFT_SKIP; }
 ns="" prefix=""
 # shellcheck disable=SC2317  # runs from the trap
