@@ -193,6 +193,16 @@ b3 = kit.measure("B3", row, Path(outdir), False)
 why = kit.can_capture()
 wire = (kit.measure_capture(row, Path(outdir), False) if why is None
         else kit.Verdict("n/a", f"wire not captured: {why}"))
+# Ratio and wire decided, and differ: the ratio is measured once more on a
+# new server, and the second decides (the figure says so).  Beside a
+# second job's builds a NODELAY build's requests 2..30 took 54 ms under
+# Wine (the wire: no body held, header->ACK 217 us) and read as a stall.
+if {b3.state, wire.state} == {"fixed", "reproduced"}:
+    first = f"{b3.state}: {b3.figure}"
+    again = Path(outdir) / "again"
+    again.mkdir(exist_ok=True)
+    b3 = kit.measure("B3", row, again, False)
+    b3.figure += f" (measured again, the wire having said {wire.state}; the first: {first})"
 d = b3.data
 if d.get("ratio_p50") is not None:
     b3.figure += (f" (requests 2..30 p50 {d['reused_p50_us'] / 1000:.2f} ms,"
