@@ -151,8 +151,10 @@ def fpc322_rows() -> list[Row]:
         # B8: 3.2.2 reads without a select() first, so fds above 1023 are served.
         # B9: no polled or pool mode, so no CheckRequests that SetIdle could stop.
         # B10: 3.2.2's ReadRequestContent does not answer Expect either.
+        # B11: 3.2.2 checks no framing either (its te-chunked-and-cl probe
+        # gets no answer at all: the body overrun of FINDINGS-3.2.2.md 5).
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F, "B9": NA,
-               "B10": R}
+               "B10": R, "B11": R}
         out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
                        note="real TFPHttpServer as released", path=exe))
     return out
