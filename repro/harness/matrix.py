@@ -446,7 +446,8 @@ def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
 
 def print_table(results: list[dict], wire: list[str]) -> None:
     w = max(len(r["row"]) for r in results) + 1
-    hdr = (f"{'row':<{w}} " + " ".join(f"{d:<5}" for d in DEFECTS)
+    sec = patchset.security()
+    hdr = (f"{'row':<{w}} " + " ".join(f"{d + ('*' if d in sec else ''):<5}" for d in DEFECTS)
            + " " + " ".join(f"{c:<9}" for c in wire)
            + f" {'send/rsp':<8} {'NODELAY':<7} {'reuse/off':<9} criteria")
     print(hdr)
@@ -469,6 +470,8 @@ def print_table(results: list[dict], wire: list[str]) -> None:
           "send/rsp = sendto per response (strace); NODELAY = setsockopt(TCP_NODELAY) "
           "per connection; reuse/off = median of requests 2..30 on one socket over the "
           "keep-alive-off median, same run")
+    for d, why in sec.items():
+        print(f"{d}* = security-relevant: {why}")
 
 
 def print_figures(results: list[dict]) -> None:
