@@ -5,6 +5,9 @@
  *  - ReadRequestContent empties FBuffer after taking the body (B5);
  *  - nothing here ever announces "Connection: close" (B4).
  *  - ReadRequestContent never answers "Expect: 100-continue" (B10).
+ *  - nothing checks a request's framing: Transfer-Encoding is ignored, the
+ *    last Content-Length wins, a field line with whitespace before the
+ *    colon or folded onto the line before is kept or dropped (B11).
  */
 #include "connection.h"
 

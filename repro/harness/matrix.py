@@ -151,8 +151,10 @@ def fpc322_rows() -> list[Row]:
         # B8: 3.2.2 reads without a select() first, so fds above 1023 are served.
         # B9: no polled or pool mode, so no CheckRequests that SetIdle could stop.
         # B10: 3.2.2's ReadRequestContent does not answer Expect either.
+        # B11: 3.2.2 checks no framing either (its te-chunked-and-cl probe
+        # gets no answer at all: the body overrun of FINDINGS-3.2.2.md 5).
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F, "B9": NA,
-               "B10": R}
+               "B10": R, "B11": R}
         out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
                        note="real TFPHttpServer as released", path=exe))
     return out
@@ -444,7 +446,8 @@ def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
 
 def print_table(results: list[dict], wire: list[str]) -> None:
     w = max(len(r["row"]) for r in results) + 1
-    hdr = (f"{'row':<{w}} " + " ".join(f"{d:<5}" for d in DEFECTS)
+    sec = patchset.security()
+    hdr = (f"{'row':<{w}} " + " ".join(f"{d + ('*' if d in sec else ''):<5}" for d in DEFECTS)
            + " " + " ".join(f"{c:<9}" for c in wire)
            + f" {'send/rsp':<8} {'NODELAY':<7} {'reuse/off':<9} criteria")
     print(hdr)
@@ -467,6 +470,8 @@ def print_table(results: list[dict], wire: list[str]) -> None:
           "send/rsp = sendto per response (strace); NODELAY = setsockopt(TCP_NODELAY) "
           "per connection; reuse/off = median of requests 2..30 on one socket over the "
           "keep-alive-off median, same run")
+    for d, why in sec.items():
+        print(f"{d}* = security-relevant: {why}")
 
 
 def print_figures(results: list[dict]) -> None:

@@ -7,7 +7,9 @@ it fixes) and optionally `Needs:` (another patch without which its defect
 stays visible: an interaction the matrix shows as a pair row) and
 `Also-Fixes:` (defects its change removes as well, although another patch
 is their own fix: the matrix then expects them fixed on its row) and
-`Defect-Bound:` (bytes: the fix removes its defect only for responses whose
+`Security:` (why the defect is security-relevant: the matrix and the
+report mark it, and its texts go to FPC's confidential channel first;
+the one place that says so) and `Defect-Bound:` (bytes: the fix removes its defect only for responses whose
 body is at most that large; beyond it the defect's mechanism is back, as on
 stock.  The matrix's point fits the bound, so its row is fixed; the sweep
 expects clean points only up to the bound.  B3's coalesce-writes: a fix
@@ -143,6 +145,13 @@ def pairs(kind: str = "c") -> list[str]:
 def defects(kind: str = "c") -> list[str]:
     ds = {p.defect for p in patches(kind)}
     return sorted(ds, key=lambda d: int(d[1:]))
+
+
+def security(kind: str = "c") -> dict[str, str]:
+    """The security-relevant defects (a fix's `Security:` field): defect
+    -> why, its first sentence up to the colon being the class."""
+    return {p.defect: " ".join(p.headers["Security"].split()) for p in patches(kind)
+            if p.headers.get("Security", "").strip()}
 
 
 def fixing(defect: str, kind: str = "c") -> list[str]:

@@ -112,7 +112,9 @@ def compare_claims(old: dict, new: dict) -> list[str]:
 
 def block_matrix(doc: dict) -> str:
     wire = [k for k in ("wire-lo", "wire-veth") if k in doc["rows"][0]["verdicts"]]
-    head = ["row"] + DEFECTS + wire + ["sendto/resp", "NODELAY/conn", "reuse/off", "criteria"]
+    sec = patchset.security()
+    head = (["row"] + [d + ("*" if d in sec else "") for d in DEFECTS] + wire
+            + ["sendto/resp", "NODELAY/conn", "reuse/off", "criteria"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in doc["rows"]:
         v = r["verdicts"]
@@ -130,6 +132,8 @@ def block_matrix(doc: dict) -> str:
                  f"{env.get('kernel')} ({env.get('machine')}, {env.get('cpus')} CPUs), "
                  f"strace: {'yes' if doc.get('strace') else 'no'}, captures: "
                  f"{', '.join(doc['capture']) if doc.get('capture') else 'skipped (' + str(doc.get('capture_skipped')) + ')'}.")
+    for d, why in sec.items():
+        lines.append(f"{d}* is security-relevant: {why}.")
     lines.append("The structural claims of this table (verdicts and counts, no timings) "
                  "are in `REPORT.claims.json`; `make test` compares them with a fresh run.")
     return "\n".join(lines)
@@ -494,7 +498,8 @@ def version_322(doc: dict, defect: str) -> str:
 
 def block_head(doc: dict, defect: str) -> str:
     env = doc["environment"]
-    return (upstream_texts.tracker_head(defect, title_of(defect), version_322(doc, defect)) +
+    return (upstream_texts.tracker_head(defect, title_of(defect), version_322(doc, defect),
+                                        patchset.security().get(defect, "")) +
             f"- Evidence: the fphttpserver reproducer kit, `make repro` "
             f"(run {env.get('date_utc')}, kit commit {env.get('commit')})")
 
@@ -557,7 +562,8 @@ def block_defects() -> str:
     for d in DEFECTS:
         fixes = [p.name for p in patchset.patches() if p.defect == d]
         st = upstream_texts.introduced_short(d)
-        rows.append(f"| {d}. {title_of(d)} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
+        sec = " (security-relevant)" if d in patchset.security() else ""
+        rows.append(f"| {d}. {title_of(d)}{sec} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
                     f"| [report/{d}.md](report/{d}.md) | [report/evidence/{d}.md](report/evidence/{d}.md) |")
     return "\n".join(rows)
 
@@ -610,6 +616,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b8": block_defect(doc, "B8", ["stock", "poll-can-read", "all"]),
         "b9": block_defect(doc, "B9", ["stock", "pool-idle-fallback", "set-idle-keeps-check", "all"]),
         "b10": block_defect(doc, "B10", ["stock", "expect-continue", "all"]),
+        "b11": block_defect(doc, "B11", ["stock", "buffer-aware-pending", "reject-ambiguous-framing", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),

@@ -166,13 +166,16 @@ def regression_test(defect: str) -> str:
     return out
 
 
-def tracker_head(defect: str, title: str, version_322: str) -> str:
-    """The fields FPC's tracker asks for first."""
+def tracker_head(defect: str, title: str, version_322: str, security: str = "") -> str:
+    """The fields FPC's tracker asks for first (and, for a security-relevant
+    defect, why it is one: the caller reads it from the fix's Security:)."""
     r = _json(BISECT).get(defect, {})
     t = _json(FPCUNIT).get("defects", {}).get(defect, {})
     lines = [f"- Summary: fphttpserver: {title}",
              "- Component: fcl-web (packages/fcl-web/src/base/fphttpserver.pp)",
              f"- Version: trunk 3.3.1 (fpc/FPCSource 1dba64b); FPC 3.2.2: {version_322}"]
+    if security:
+        lines.append(f"- Security: {security}")
     if t:
         lines.append(f"- Regression test: {_json(FPCUNIT).get('suite', '?')}.{t['test']} "
                      f"(packages/fcl-web/tests/tcfphttpserver.pp)")

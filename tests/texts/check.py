@@ -174,7 +174,8 @@ def self_test() -> None:
 
 def main() -> int:
     texts = [TOP / "REPORT.md"] + sorted((TOP / "report").glob("*.md")) + \
-        sorted((TOP / "report" / "evidence").glob("B*.md")) + sorted((TOP / "report" / "horse").glob("*.md"))
+        sorted((TOP / "report" / "evidence").glob("B*.md")) + sorted((TOP / "report" / "horse").glob("*.md")) + \
+        sorted((TOP / "report" / "confidential").glob("*.md"))
     for p in texts:
         check_text(p)
     self_test()

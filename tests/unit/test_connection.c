@@ -771,6 +771,89 @@ static void test_b10_expect_continue(void)
     finish();
 }
 
+/* B11: a request whose framing is ambiguous.  Stock dispatches it with the
+ * length it picked (TE ignored, the last Content-Length, a bad line
+ * dropped); with the fix CheckRequestFraming answers 400 (501 for
+ * chunked) with no content and "Connection: close", does not dispatch, and
+ * turns keep-alive off.  Valid framing is served alike by both.  Each
+ * request fed whole (one read) and one byte per read. */
+static void test_b11_framing(void)
+{
+    static const struct {
+        const char *in;
+        int fixed;         /* status with the fix; 0: served as on stock */
+        const char *body;  /* what stock's /echo answers (and a fix that serves) */
+    } cases[] = {
+        { "Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501, "" },
+        { "transfer-encoding: gzip, Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 501, "" },
+        { "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501, "" },
+        { "Transfer-Encoding: chunked, gzip\r\n\r\n", 400, "" },
+        { "Transfer-Encoding: gzip\r\n\r\n", 400, "" },
+        { "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400, "5\r\nhe" },
+        { "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 400, "5\r\nhe" },
+        { "Content-Length: 5\r\nContent-Length: 0\r\n\r\nhello", 400, "" },
+        { "Content-Length: 5, 0\r\n\r\nhello", 400, "" },
+        { "Content-Length : 5\r\n\r\nhello", 400, "" },
+        { "Content-Length\t: 5\r\n\r\nhello", 400, "" },
+        { "X-A: a\r\n Content-Length: 5\r\n\r\nhello", 400, "" },
+        { "X-A: a\r\n\tb\r\n\r\n", 400, "" },
+        { "Content-Length: abc\r\n\r\n", 400, "" },
+        { "Content-Length: -5\r\n\r\n", 400, "" },
+        { "Content-Length: +5\r\n\r\nhello", 400, "hello" },
+        { "Content-Length: 5,\r\n\r\nhello", 400, "" },
+        { "Content-Length: 99999999999999999999\r\n\r\n", 400, "" },
+        /* valid framing: served alike (a list of equal values is its value) */
+        { "Content-Length: 5\r\n\r\nhello", 0, "hello" },
+        { "Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello", 0, "hello" },
+        { "Content-Length: 0\r\n\r\n", 0, "" },
+        { "X-A: a b\r\n\r\n", 0, "" },
+    };
+    size_t i;
+    int bytewise;
+
+    for (bytewise = 0; bytewise < 2; bytewise++)
+        for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char in[512];
+            int seen, rejected = KIT_FIXED_B11 && cases[i].fixed;
+
+            snprintf(in, sizeof in, "POST /echo HTTP/1.1\r\nHost: a\r\n%s", cases[i].in);
+            open_conn();
+            srv.props.keep_connections = 1;
+            start();
+            if (bytewise)
+                unit_set_recv_cap(1);
+            seen = unit_requests_seen();
+            unit_write_str(u.peer, in);
+            ASSERT_INT(connection_do_handle_request(u.c), 0);
+            unit_read_response(u.peer, &resp);
+            ASSERT_INT(resp.ok, 1);
+            if (rejected) {
+                ASSERT_INT(resp.status, cases[i].fixed);
+                ASSERT_INT(resp.body_len, 0);
+                ASSERT_STR(unit_response_header(&resp, "Connection"), "close");
+                ASSERT_INT(unit_requests_seen(), seen); /* never dispatched */
+                ASSERT_INT(keep_alive(), 0);
+            } else {
+                ASSERT_INT(resp.status, 200);
+                ASSERT_MEM(resp.body, resp.body_len, cases[i].body);
+                ASSERT_INT(unit_requests_seen(), seen + 1);
+                ASSERT_INT(keep_alive(), 1);
+            }
+            finish();
+        }
+    /* With the fix, "Content-Length: 5, 5" is 5 (RFC 9110 8.6); stock's
+     * StrToInt64Def makes it 0, and the body stays for the next request. */
+    open_conn();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5, 5\r\n\r\nhello");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, KIT_FIXED_B11 ? "hello" : "");
+    ASSERT_INT(connection_buffered(u.c), KIT_FIXED_B11 ? 0 : 5);
+    finish();
+}
+
 /* ---- socket set-up, IDs, log ------------------------------------------- */
 
 static void test_socket_setup(void)
@@ -883,6 +966,7 @@ static const struct unit_test connection_tests[] = {
     { "b5_post_then_get", test_b5_post_then_get },
     { "b3_writes_per_response", test_b3_writes_per_response },
     { "b10_expect_continue", test_b10_expect_continue },
+    { "b11_framing", test_b11_framing },
     { "socket_setup", test_socket_setup },
     { "ids_and_log", test_ids_and_log },
     { "idle_timeout_fallback", test_idle_timeout_fallback },

@@ -246,6 +246,7 @@ type
     procedure TestConnectionAboveFD1024IsRead;
     procedure TestAcceptIdleHandlerKeepsConnectionsChecked;
     procedure TestExpectContinueIsAnsweredBeforeTheBody;
+    procedure TestAmbiguousFramingIsRejected;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -1463,6 +1464,63 @@ begin
     'expectation before it reads the body)', ['100-continue', HoldBodyMs]), 1, Interim);
   AssertEquals('the status of the POST', 200, Code);
   AssertEquals('the POST''s echo of its body', Body, Trim(R.Body));
+end;
+
+{ B11 }
+
+procedure TTestHTTPServerConnection.TestAmbiguousFramingIsRejected;
+const
+  // A GET hidden where the server's own reading of each request puts the
+  // next one: a proxy in front that frames the request otherwise forwards it
+  // as part of the POST.
+  Hidden = 'GET /ping HTTP/1.1' + #13#10 + 'Host: 127.0.0.1' + #13#10 + #13#10;
+  Chunked = '27' + #13#10 + Hidden + #13#10 + '0' + #13#10 + #13#10;
+  Probes: array[0..4] of record
+    Name, Fields, Body: string;
+    Code: Integer;
+  end = (
+    (Name: 'Transfer-Encoding: chunked'; Fields: 'Transfer-Encoding: chunked' + #13#10;
+     Body: Chunked; Code: 501),
+    (Name: 'Transfer-Encoding: chunked with Content-Length: 4';
+     Fields: 'Transfer-Encoding: chunked' + #13#10 + 'Content-Length: 4' + #13#10;
+     Body: Chunked; Code: 400),
+    (Name: 'Content-Length: 39, then Content-Length: 0';
+     Fields: 'Content-Length: 39' + #13#10 + 'Content-Length: 0' + #13#10; Body: Hidden; Code: 400),
+    (Name: 'Content-Length : 39 (whitespace before the colon)';
+     Fields: 'Content-Length : 39' + #13#10; Body: Hidden; Code: 400),
+    (Name: 'Content-Length: 39 folded onto the line before (obs-fold)';
+     Fields: 'X-A: a' + #13#10 + ' Content-Length: 39' + #13#10; Body: Hidden; Code: 400));
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I: Integer;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  StartServer;
+  for I := Low(Probes) to High(Probes) do
+  begin
+    C := Connect;
+    C.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + Probes[I].Fields + CRLF +
+      Probes[I].Body);
+    O := C.ReadResponse(R);
+    AssertTrue(Format('the POST with %s: %s', [Probes[I].Name, C.Describe(O)]), O = crResponse);
+    AssertEquals(Format('the status of an ambiguous request, a POST with %s (RFC 9112 6.3: the ' +
+      'server must reject it, not dispatch it)', [Probes[I].Name]), Probes[I].Code, R.Code);
+    AssertEquals(Format('the Connection header of the %d to the POST with %s', [R.Code, Probes[I].Name]),
+      'close', LowerCase(R.Connection));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('after the %d to the POST with %s the connection must close, and it %s',
+      [Probes[I].Code, Probes[I].Name, C.Describe(O)]), O in [crClosed, crReset]);
+  end;
+  // Valid framing is served as before.
+  C := Connect;
+  C.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: 5' + CRLF + CRLF +
+    'hello');
+  O := C.ReadResponse(R);
+  AssertTrue('the POST with one Content-Length, ' + C.Describe(O), O = crResponse);
+  AssertEquals('the status of the POST with one Content-Length', 200, R.Code);
+  AssertEquals('the echo of the POST with one Content-Length', 'hello', Trim(R.Body));
 end;
 
 { Hazards of a fix of the pool }

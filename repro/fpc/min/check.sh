@@ -307,6 +307,15 @@ judge_b10() {   # curl -D -: every response's head (an interim 100 included), th
     else echo "inconclusive $fig"; fi
 }
 
+judge_b11() {   # the status lines of every response on the connection, until it closed
+    local lines first
+    lines=$(grep -c '^HTTP/1.1 ' "$1") first=$(sed -n 1p "$1")
+    local fig="$lines response(s), the first '${first%$'\r'}'"
+    if [[ $first == 'HTTP/1.1 200' ]]; then echo "defect $fig (the ambiguous POST dispatched)"
+    elif [[ $first == 'HTTP/1.1 400' ]] && ((lines == 1)); then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+
 # one_run PROG EXE TAG: start, the command(s), stop, judge; sets VERDICT.
 # (Not in a $(...): the servers and clients it starts must stay this
 # shell's, for its cleanup.)
