@@ -19,6 +19,7 @@ import argparse
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -269,6 +270,24 @@ def block_b3_bench() -> str:
     if lows:
         out.append(f"`all` against `{doc['base']}` on the real trunk, lowest round: " + ", ".join(lows) + ".")
     return "\n".join(out)
+
+
+def block_b3_bench_short() -> str:
+    """The tracker's one line of make bench: the real trunk's median ratios
+    to the base (set-tcp-nodelay) per set and concurrency, same rounds."""
+    if not BENCH_DOC.exists():
+        return "(no `make bench` run yet)"
+    sys.path.insert(0, str(TOP / "dispatch"))
+    import b3bench  # noqa: E402
+    doc = load(BENCH_DOC)
+    parts = []
+    for s in ("coalesce-writes", "all"):
+        r = [f"{statistics.median(doc['ratios'][k]):.2f}x at -c{c}" for c in b3bench.CONCURRENCY
+             if (k := f"real trunk|{s}|{c}") in doc["ratios"]]
+        if r:
+            parts.append(f"`{s}` {', '.join(r)}")
+    return (f"`make bench` on the real trunk (wrk /ping, builds alternated, {doc['rounds']} rounds; "
+            f"requests per second against `{doc['base']}` alone, median): " + "; ".join(parts) + ".")
 
 
 def block_h2load(results: Path) -> str:
@@ -626,6 +645,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "conformance": block_conformance(results),
         "conformance-summary": block_conformance(results, short=True),
         "b3-bench": block_b3_bench(),
+        "b3-bench-short": block_b3_bench_short(),
         "plot": make_plot(doc, results),
         "b3-sweep": sweep_report.block_b3(sw),
         "b3-cost": sweep_report.block_cost(sw),
