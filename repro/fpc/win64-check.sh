@@ -200,7 +200,6 @@ wire = (kit.measure_capture(row, Path(outdir), False) if why is None
 if {b3.state, wire.state} == {"fixed", "reproduced"}:
     first = f"{b3.state}: {b3.figure}"
     again = Path(outdir) / "again"
-    again.mkdir(exist_ok=True)
     b3 = kit.measure("B3", row, again, False)
     b3.figure += f" (measured again, the wire having said {wire.state}; the first: {first})"
 d = b3.data

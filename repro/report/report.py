@@ -248,16 +248,23 @@ BENCH = TOP / "results" / "bench" / "b3bench.json"   # make bench's last run
 BENCH_DOC = DOCS / "b3bench.json"                     # the run the texts show
 
 
-def block_b3_bench() -> str:
-    """make bench's throughput table (dispatch/b3bench.py), from its last
-    run: copied to docs/ so the texts can be regenerated from it."""
+def _bench():
+    """dispatch/b3bench.py and make bench's last run, or None: the run is
+    copied to docs/ so the texts can be regenerated from it."""
     if BENCH.exists():
         shutil.copyfile(BENCH, BENCH_DOC)
     if not BENCH_DOC.exists():
-        return "(no `make bench` run yet)"
+        return None
     sys.path.insert(0, str(TOP / "dispatch"))
     import b3bench  # noqa: E402
-    doc = load(BENCH_DOC)
+    return b3bench, load(BENCH_DOC)
+
+
+def block_b3_bench() -> str:
+    """make bench's throughput table (dispatch/b3bench.py)."""
+    if not (bench := _bench()):
+        return "(no `make bench` run yet)"
+    b3bench, doc = bench
     out = [b3bench.table(doc).rstrip()]
     if doc.get("date_utc"):
         out.append(f"\nRun {doc['date_utc']} on {doc.get('cpus')} cores, load average "
@@ -275,11 +282,9 @@ def block_b3_bench() -> str:
 def block_b3_bench_short() -> str:
     """The tracker's one line of make bench: the real trunk's median ratios
     to the base (set-tcp-nodelay) per set and concurrency, same rounds."""
-    if not BENCH_DOC.exists():
+    if not (bench := _bench()):
         return "(no `make bench` run yet)"
-    sys.path.insert(0, str(TOP / "dispatch"))
-    import b3bench  # noqa: E402
-    doc = load(BENCH_DOC)
+    b3bench, doc = bench
     parts = []
     for s in ("coalesce-writes", "all"):
         r = [f"{statistics.median(doc['ratios'][k]):.2f}x at -c{c}" for c in b3bench.CONCURRENCY
