@@ -98,11 +98,14 @@ def server_rows(model: Path, clone: Path = CLONE,
             skips.append(missing)
     rows += model_rows(model)
     rows += horse_epoll_rows()
+    skips += [f"[SKIP] horse-epoll-{v} row: {b} not built (make horse-epoll needs "
+              f"its compiler)" for v, b in HORSE_EPOLL.items() if not b.exists()]
     return rows, skips
 
 
 # Horse's real epoll provider (Horse.Provider.Epoll, -dHORSE_PROVIDER_EPOLL),
-# built from Horse's source by repro/horse/build.sh (make horse): the kit's
+# built from Horse's source by repro/horse/build.sh (make horse-epoll, which
+# make bench runs first; no row of make repro uses them): the kit's
 # Horse program with the kit's routes, beside the model of its design.
 HORSE_EPOLL = {"trunk": TOP / "build/horse/trunk/stock/stock/epoll/kithorse",
                "3.2.2": TOP / "build/horse/322/stock/stock/epoll/kithorse"}

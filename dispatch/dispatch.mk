@@ -61,6 +61,8 @@ build/dispatch/unit-tsan: $(DISPATCH_TEST) $(DISPATCH_LIB) $(DISPATCH_HDR)
 bench: build/dispatch/dispatch
 	-@$(MAKE) --no-print-directory build/all/server-min build/probe >/dev/null 2>&1 \
 	  || echo "[bench] note: could not rebuild build/all/server-min or build/probe; using what is built"
+	-@$(MAKE) --no-print-directory horse-epoll >/dev/null 2>&1 \
+	  || echo "[bench] note: could not build Horse's epoll provider (make horse-epoll); its rows skip"
 	/usr/bin/python3 dispatch/bench.py --out results/bench
 	-@$(MAKE) --no-print-directory -j$(NPROC) $(foreach s,stock $(shell python3 repro/harness/patchset.py fixing B3) all,build/$(s)/server-min) >/dev/null 2>&1 \
 	  || echo "[bench] note: could not rebuild the B3 model variants; using what is built"

@@ -2,9 +2,13 @@
 #
 #   make horse         every Horse build the Horse rows of `make repro` use
 #                      (repro/horse/rows.py builds): the kit's Horse program
-#                      (FPC provider, and the epoll provider), Horse's own
+#                      (FPC provider), Horse's own
 #                      samples/lazarus/console, trunk stock / Pascal sets /
 #                      Horse patches, FPC 3.2.2, win64
+#   make horse-epoll   the kit's Horse program with the epoll provider
+#                      (-dHORSE_PROVIDER_EPOLL), trunk and FPC 3.2.2: make
+#                      bench's horse-epoll rows (dispatch/bench.py), no row
+#                      of make repro
 #   make horse-sets    the kit's Horse program against trunk + every Pascal
 #                      set of patches/fpc/series and all
 #   make horse-check   repro/horse/check.sh: the CI check of contrib/horse-ci/
@@ -18,7 +22,7 @@
 HORSESRC ?=
 HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 
-.PHONY: horse horse-sets horse-check check-horse-patches
+.PHONY: horse horse-epoll horse-sets horse-check check-horse-patches
 
 # NPROC builds at a time (a compile is one thread; build.sh locks what they
 # share), a line as each is done: 'horse: TC SET HSET PROGRAM (k of n, T s)'.
@@ -36,6 +40,11 @@ horse: fpc-trunk
 	  '$(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3" > /dev/null || exit 255; \
 	   scripts/phase.sh tick "horse: $$0 $$1 $$2 $$3"' < build/horse/builds.txt
 
+
+# Each compiler that is here (a missing one is bench.py's [SKIP] line).
+horse-epoll: fpc-trunk
+	@if [ -x $(FPC_TRUNK) ]; then $(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc trunk --program epoll > /dev/null; fi
+	@if command -v fpc > /dev/null; then $(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc 322 --program epoll > /dev/null; fi
 
 horse-sets: fpc-trunk
 	@for s in stock $(FPC_SERIES) all; do \
