@@ -8,6 +8,11 @@
  *  - nothing checks a request's framing: Transfer-Encoding is ignored, the
  *    last Content-Length wins, a field line with whitespace before the
  *    colon or folded onto the line before is kept or dropped (B11).
+ *  - ReadRequestContent sizes the body from Content-Length before a byte of
+ *    it arrives, and dispatches it zero-filled when the stream ends first
+ *    (B12).
+ *  - DoHandleRequest decides keep-alive on the whole Connection value and
+ *    the version string "1.1" (reader_keep_alive, B13).
  */
 #include "connection.h"
 
@@ -271,8 +276,7 @@ int connection_read_request_headers(struct connection *c,
 /* ReadRequestContent: take what FBuffer holds of the body, then EMPTY FBuffer
  * (defect B5: the bytes of a pipelined next request go with it), then read
  * the rest from the socket, each read guarded by CanRead(RequestReadTimeout).
- * A body cut short by end of stream stays zero-filled, as upstream's
- * pre-sized byte array.  Returns 0, 408, 413 or 500. */
+ * Returns 0, or the status of the error it raises. */
 int connection_read_request_content(struct connection *c,
                                     struct http_request *req)
 {
@@ -285,6 +289,9 @@ int connection_read_request_content(struct connection *c,
     if (len <= 0)
         return 0;
     want = (size_t)len;
+    /* SetLength(S,L): the announced size, before a byte of the body has
+     * come (B12).  Zeroed, as the heap's fresh pages are: they become
+     * resident as they are written, by the body or by whoever copies it. */
     req->body = calloc(1, want);
     if (!req->body)
         return 500;
@@ -307,6 +314,8 @@ int connection_read_request_content(struct connection *c,
         r = socket_stream_read(c->socket, req->body + have, want - have);
         if (r < 0)
             return 500;
+        /* End of stream: the loop stops, and the request goes on to be
+         * dispatched with the missing bytes as zeros (B12). */
         if (r == 0)
             break;
         have += (size_t)r;

@@ -22,8 +22,9 @@ enum thread_mode { TM_NONE, TM_POLLED, TM_THREAD, TM_POOL };
 #define HTTPSERVER_DEFAULT_MAX_LIVE_CONNECTIONS 128
 #define HTTPSERVER_DEFAULT_KEEP_IDLE_TIMEOUT 50       /* ms */
 #define HTTPSERVER_DEFAULT_REQUEST_READ_TIMEOUT 30000 /* ms */
-/* The clone's MaxBodySize default; set --max-body-size to match a build. */
-#define HTTPSERVER_DEFAULT_MAX_BODY_SIZE (16 * 1024 * 1024)
+/* DefaultMaxBodySize (httpdefs): MaxInt.  A smaller default would hide
+ * B12, the announced body allocated before it arrives. */
+#define HTTPSERVER_DEFAULT_MAX_BODY_SIZE 2147483647LL
 /* Polled mode's accept-idle tick when AcceptIdleTimeout is 0. */
 #define HTTPSERVER_POLLED_FALLBACK_IDLE_MS 100
 /* Pool MaxThreads: 0 = TThread.ProcessorCount, as TFPSimpleThreadPool.Create. */

@@ -63,9 +63,10 @@ int reader_split_header(const char *line, size_t len,
 int64_t reader_content_length(const char *text, size_t len);
 
 /* The per-request keep-alive rule of DoHandleRequest, applied only when
- * KeepConnections is on: HTTP/1.1 -> on, otherwise off; then a
- * "Connection: close" turns it off and "Connection: keep-alive" on (whole
- * value, case-insensitive, as SameText).  connection may be NULL. */
+ * KeepConnections is on: version "1.1" -> on, anything else off; then a
+ * "Connection: close" turns it off and "Connection: keep-alive" on (the
+ * whole value, case-insensitive, as SameText: a list with close in it, or
+ * HTTP/1.2, is not seen: B13).  connection may be NULL. */
 int reader_keep_alive(const char *version, const char *connection);
 
 /* Case-insensitive equality of a counted string and a C string. */

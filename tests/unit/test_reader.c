@@ -383,11 +383,53 @@ static void test_keep_alive_rules(void)
     ASSERT_INT(reader_keep_alive("1.0", "Keep-Alive"), 1);
     ASSERT_INT(reader_keep_alive("1.0", "KEEP-ALIVE"), 1);
     ASSERT_INT(reader_keep_alive("1.1", "keep-alive"), 1);
-    /* Whole-value comparison: a list does not match. */
-    ASSERT_INT(reader_keep_alive("1.0", "keep-alive, Upgrade"), 0);
-    ASSERT_INT(reader_keep_alive("1.1", "close, Upgrade"), 1);
     ASSERT_INT(reader_keep_alive("1.1", "Upgrade"), 1);
     ASSERT_INT(reader_keep_alive("1.0", ""), 0);
+    ASSERT_INT(reader_keep_alive("1.1", ""), 1);
+    ASSERT_INT(reader_keep_alive("0.9", NULL), 0);
+    ASSERT_INT(reader_keep_alive("1.", NULL), 0);
+    ASSERT_INT(reader_keep_alive("1.00", NULL), 0);
+    ASSERT_INT(reader_keep_alive("1.1x", NULL), 0);
+    ASSERT_INT(reader_keep_alive("1.1", "closed"), 1);
+    ASSERT_INT(reader_keep_alive("1.0", "keep-alived"), 0);
+}
+
+/* B13: stock compares the whole Connection value and the version string
+ * "1.1"; with the fix Connection is a list of options (RFC 9110 7.6.1,
+ * "close" wins) and every HTTP/1.x from 1.1 on persists (RFC 9112 9.3). */
+static void test_b13_connection_options(void)
+{
+    static const struct {
+        const char *version, *connection;
+        int stock, fixed;
+    } cases[] = {
+        { "1.1", "keep-alive, close", 1, 0 },
+        { "1.1", "close, Upgrade", 1, 0 },
+        { "1.1", "Upgrade, Close", 1, 0 },
+        { "1.1", " close ", 1, 0 },
+        { "1.1", "close,", 1, 0 },
+        { "1.1", ",\tclose", 1, 0 },
+        { "1.0", "keep-alive, Upgrade", 0, 1 },
+        { "1.0", "Upgrade,Keep-Alive", 0, 1 },
+        { "1.0", "keep-alive, close", 0, 0 },
+        { "1.2", NULL, 0, 1 },
+        { "1.10", NULL, 0, 1 },
+        { "1.2", "close", 0, 0 },
+        /* single values: as before */
+        { "1.1", "close", 0, 0 },
+        { "1.1", "CLOSE", 0, 0 },
+        { "1.0", "keep-alive", 1, 1 },
+        { "1.1", NULL, 1, 1 },
+        { "1.0", NULL, 0, 0 },
+        { "2.0", NULL, 0, 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int want = KIT_FIXED_B13 ? cases[i].fixed : cases[i].stock;
+
+        ASSERT_INT(reader_keep_alive(cases[i].version, cases[i].connection), want);
+    }
 }
 
 static void test_same_text(void)
@@ -418,6 +460,7 @@ static const struct unit_test reader_tests[] = {
     { "split_header", test_split_header },
     { "content_length", test_content_length },
     { "keep_alive_rules", test_keep_alive_rules },
+    { "b13_connection_options", test_b13_connection_options },
     { "same_text", test_same_text },
 };
 
