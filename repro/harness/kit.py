@@ -1095,6 +1095,272 @@ def measure_b11(row: Row, outdir: Path) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
+# B12: ReadRequestContent sizes the body from Content-Length before a byte
+# of it has come, and dispatches a body cut short by the end of stream with
+# the rest as zeros (trunk) or whatever the heap held (3.2.2).  Two probes,
+# each on a fresh server.  Memory: B12_CLIENTS connections each send the
+# first line of a POST and stay, so that every connection's thread and
+# buffers are there; then each sends the rest of a head announcing
+# B12_ANNOUNCED bytes and 10 of them.  After each step, once the server has
+# read every byte (its sockets' receive queues are empty) and none of its
+# threads is runnable, the server's process tree is read: its accessible
+# address space (what was allocated: tree_accessible_kib) and its resident
+# memory (VmRSS: what was touched; trunk's SetLength zero-fills a byte array, 3.2.2's string is
+# left as the heap gave it).  Incomplete: 10 of 100 announced bytes, then a
+# half-close; dispatched when any response comes before the close.  Both
+# symptoms, or neither, decide; the count is the share of the announced
+# bytes the second step allocated (all of it: allocated up front; at most
+# 1/16: the body grows with what arrives).
+B12_CLIENTS = 8
+B12_ANNOUNCED = 32 << 20
+B12_SENT = b"0123456789"
+
+
+def _tree_pids(pid: int) -> list[int]:
+    """pid and every descendant (wine-server.sh's program is its child)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in Path(f"/proc/{p}/task/{t}/children").read_text().split()]
+        except OSError:
+            pass
+    return out
+
+
+def tree_kib(pid: int, field: str) -> int:
+    """A /proc/PID/status size (VmSize, VmRSS) summed over a process tree, KiB."""
+    total = 0
+    for p in _tree_pids(pid):
+        try:
+            m = re.search(rf"^{field}:\s+(\d+) kB", Path(f"/proc/{p}/status").read_text(), re.M)
+        except OSError:
+            continue
+        total += int(m.group(1)) if m else 0
+    return total
+
+
+def tree_accessible_kib(pid: int) -> int:
+    """Address space a process tree can use, KiB: every mapping of
+    /proc/PID/maps not mapped PROT_NONE.  An allocation is a new accessible
+    mapping (a glibc or FPC heap's mmap), or a reserved one made accessible
+    (Wine reserves address space at start and commits a Windows
+    VirtualAlloc with mprotect, so VmSize does not move under Wine)."""
+    total = 0
+    for p in _tree_pids(pid):
+        try:
+            lines = Path(f"/proc/{p}/maps").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            span, perms = line.split()[:2]
+            if perms.startswith("---"):
+                continue
+            lo, hi = (int(x, 16) for x in span.split("-"))
+            total += (hi - lo) >> 10
+    return total
+
+
+def tree_settled(pid: int) -> bool:
+    """No thread of the tree is runnable: it has done all it can with what
+    it got (the bytes a client sent wake the reader before send returns)."""
+    for p in _tree_pids(pid):
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                stat = Path(f"/proc/{p}/task/{t}/stat").read_text()
+            except OSError:
+                continue
+            if stat[stat.rindex(")") + 2] == "R":
+                return False
+    return True
+
+
+def server_unread(pid: int, server_port: int, client_port: int) -> int | None:
+    """Bytes the kernel holds for the server on the connection from
+    client_port, not yet read by it: rx_queue in /proc/P/net/tcp[6] of each
+    process P of pid's tree, so in the server's own network namespace (a
+    Horse sample runs in one of its own, below its launcher)."""
+    seen = set()
+    for p in _tree_pids(pid):
+        try:
+            ns = os.readlink(f"/proc/{p}/ns/net")
+        except OSError:
+            continue
+        if ns in seen:
+            continue
+        seen.add(ns)
+        for name in ("tcp", "tcp6"):
+            try:
+                lines = Path(f"/proc/{p}/net/{name}").read_text().splitlines()[1:]
+            except OSError:
+                continue
+            for line in lines:
+                f = line.split()
+                if (int(f[1].rsplit(":", 1)[1], 16) == server_port
+                        and int(f[2].rsplit(":", 1)[1], 16) == client_port):
+                    return int(f[4].split(":")[1], 16)
+    return None
+
+
+def _poll(cond, limit_s: float) -> bool:
+    end = time.monotonic() + limit_s
+    while not cond():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.01)   # polling pace; the condition decides
+    return True
+
+
+def b12_memory(srv: Server) -> dict:
+    pid = srv._server_pid()
+    out = {"announced": B12_CLIENTS * B12_ANNOUNCED, "ready": True}
+    first = b"POST /echo HTTP/1.1\r\nHost: kit\r\n"
+    rest = f"Content-Length: {B12_ANNOUNCED}\r\n\r\n".encode() + B12_SENT
+    with ExitStack() as stack:
+        socks = [stack.enter_context(socket.create_connection((srv.address, srv.port), timeout=10))
+                 for _ in range(B12_CLIENTS)]
+        ports = [s.getsockname()[1] for s in socks]
+        for step, data in (("before", first), ("after", rest)):
+            for s in socks:
+                s.sendall(data)
+            read = _poll(lambda: all(server_unread(pid, srv.port, p) == 0 for p in ports), 10.0 * SLOW)
+            settled = _poll(lambda: tree_settled(pid), 10.0 * SLOW)
+            out[f"{step}_read"], out[f"{step}_settled"] = read, settled
+            out["ready"] &= read and settled
+            out[step] = {"accessible": tree_accessible_kib(pid), "VmRSS": tree_kib(pid, "VmRSS")}
+    out["allocated"] = (out["after"]["accessible"] - out["before"]["accessible"]) * 1024
+    out["touched"] = (out["after"]["VmRSS"] - out["before"]["VmRSS"]) * 1024
+    out["sent"] = B12_CLIENTS * (len(first) + len(rest))
+    return out
+
+
+def b12_incomplete(srv: Server) -> dict:
+    with socket.create_connection((srv.address, srv.port), timeout=10) as s:
+        s.sendall(b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: 100\r\n\r\n" + B12_SENT)
+        s.shutdown(socket.SHUT_WR)
+        buf, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+    statuses = [r["status"][:3] for r in httpwire.parse_responses(buf)]
+    return {"statuses": statuses, "end": end, "bytes": len(buf)}
+
+
+def measure_b12(row: Row, outdir: Path) -> Verdict:
+    """Is an announced body allocated before it arrives, and a body cut
+    short dispatched?  Byte counts and responses decide."""
+    def on_fresh(tag: str, probe_fn) -> tuple[dict, list[str]]:
+        # A tree older than KeepConnections refuses --horse; its Threaded
+        # (--thread-mode thread) still gives each client a thread, which
+        # the memory probe's 8 waiting clients need.
+        for flags in (HORSE + row.flags, ["--thread-mode", "thread"] + row.flags, row.flags):
+            try:
+                srv = _server(row, outdir, f"b12-{tag}", flags).start()
+                break
+            except Unsupported:
+                if flags == row.flags:
+                    raise
+        try:
+            return probe_fn(srv), flags
+        finally:
+            srv.stop()
+
+    mem, flags = on_fresh("memory", b12_memory)
+    short, _ = on_fresh("incomplete", b12_incomplete)
+    share = mem["allocated"] / mem["announced"]
+    dispatched = bool(short["statuses"])
+    data = {"flags": flags, "memory": mem, "incomplete": short, "share": round(share, 4)}
+    fig = (f"{B12_CLIENTS} clients x {B12_ANNOUNCED >> 20} MiB announced, {mem['sent']} B sent: "
+           f"+{mem['allocated'] >> 20} MiB allocated ({share:.2f} of the announced), "
+           f"+{mem['touched'] >> 20} MiB resident; 10 of 100 body bytes then EOF: "
+           + (f"dispatched ({','.join(short['statuses'])})" if dispatched
+              else f"no response, {short['end']}"))
+    if not mem["ready"]:
+        return Verdict("inconclusive", fig + " (the server had not read every head)", data)
+    if share >= 0.5 and dispatched:
+        return Verdict("reproduced", fig, data)
+    if share <= 1 / 16 and not dispatched and short["end"] in ("EOF", "ECONNRESET"):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B13: DoHandleRequest decides keep-alive with whole-string comparisons:
+# FKeepAlive from HttpVersion='1.1', then SameText of the whole Connection
+# field with 'close' or 'keep-alive'.  Each probe is a GET on a connection
+# of its own; after its response a second GET (with Connection: close) is
+# sent on the same connection: answered means the connection persisted, an
+# EOF or RST that it was closed (a server that decided to close never
+# answers it).  Counts decide: reproduced when every probe persisted where
+# RFC 9112 9.3 / 9.6 says close and closed where it says persist, fixed
+# when every probe does what the RFC says.  Two controls (HTTP/1.1 without
+# Connection persists; "Connection: close" closes) must hold on both; a
+# server without keep-alive (FPC 3.2.2, trees before KeepConnections) has
+# no persistence to decide: n/a.
+B13_PROBES = (   # name, version, Connection value (None: no field), the RFC's answer
+    ("list-keep-alive-close", "1.1", "keep-alive, close", "closed"),
+    ("list-close-first", "1.1", "close, x-kit", "closed"),
+    ("http-1.2", "1.2", None, "persisted"),
+)
+B13_CONTROLS = (
+    ("control-1.1", "1.1", None, "persisted"),
+    ("control-close", "1.1", "close", "closed"),
+)
+
+
+def b13_probe(address: str, port: int, version: str, connection: str | None) -> dict:
+    field = f"Connection: {connection}\r\n" if connection is not None else ""
+    first = f"GET /ping HTTP/{version}\r\nHost: kit\r\n{field}\r\n".encode()
+    second = b"GET /ping HTTP/1.1\r\nHost: kit\r\nConnection: close\r\n\r\n"
+    with socket.create_connection((address, port), timeout=10) as s:
+        s.sendall(first)
+        buf, end, _ = httpwire._read(s, 5.0 * SLOW, lambda b: len(httpwire.parse_responses(b)) >= 1)
+        statuses = [r["status"][:3] for r in httpwire.parse_responses(buf)]
+        if end != "enough":
+            return {"statuses": statuses, "then": "no response", "end": end}
+        try:
+            s.sendall(second)
+        except OSError:
+            return {"statuses": statuses, "then": "closed", "end": "send failed"}
+        rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+    again = httpwire.parse_responses(rest)
+    return {"statuses": statuses + [r["status"][:3] for r in again],
+            "then": "persisted" if again else "closed", "end": end}
+
+
+def measure_b13(row: Row, outdir: Path) -> Verdict:
+    """Is keep-alive decided on the Connection options and the version's
+    number, or on whole strings?  Counts of probes decide."""
+    srv = None
+    for flags in (HORSE + row.flags, row.flags):
+        try:
+            srv = _server(row, outdir, "b13", flags).start()
+            break
+        except Unsupported:
+            if flags == row.flags:
+                raise
+    try:
+        got = {name: b13_probe(srv.address, srv.port, v, c)
+               for name, v, c, _ in B13_PROBES + B13_CONTROLS}
+    finally:
+        srv.stop()
+    rfc = {name: want for name, _, _, want in B13_PROBES + B13_CONTROLS}
+    fig = "; ".join(f"{n} {p['then']} (RFC: {rfc[n]})" for n, p in got.items())
+    data = {"flags": flags, "probes": got}
+    if got["control-1.1"]["then"] == "closed" and got["control-close"]["then"] == "closed":
+        return Verdict("n/a", "no keep-alive: every response closes the connection; " + fig, data)
+    if any(got[n]["then"] != rfc[n] for n, *_ in B13_CONTROLS):
+        return Verdict("inconclusive", fig, data)
+    right = [n for n, *_ in B13_PROBES if got[n]["then"] == rfc[n]]
+    if not right:
+        return Verdict("reproduced", fig, data)
+    if len(right) == len(B13_PROBES):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
 def measure_b8_next(row: Row, outdir: Path) -> Verdict:
     """B8's second symptom: the next request on a kept-alive connection.
     As measure_b8, with RequestReadTimeout 0 (where the tree has it) so
@@ -1321,6 +1587,8 @@ MEASURES = {
     "B9.pool": lambda r, o, st: measure_b9(r, o, B9_POOL),
     "B10": lambda r, o, st: measure_b10(r, o),
     "B11": lambda r, o, st: measure_b11(r, o),
+    "B12": lambda r, o, st: measure_b12(r, o),
+    "B13": lambda r, o, st: measure_b13(r, o),
     # B8's symptoms apart (make bisect judges each, SYMPTOMS): the matrix
     # column B8 is the first.
     "B8.first": lambda r, o, st: measure_b8(r, o),

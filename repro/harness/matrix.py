@@ -153,8 +153,11 @@ def fpc322_rows() -> list[Row]:
         # B10: 3.2.2's ReadRequestContent does not answer Expect either.
         # B11: 3.2.2 checks no framing either (its te-chunked-and-cl probe
         # gets no answer at all: the body overrun of FINDINGS-3.2.2.md 5).
+        # B12: 3.2.2 sizes the body's string from Content-Length as well
+        # (address space, its pages left untouched) and dispatches a body
+        # cut short.  B13: no keep-alive, so no persistence to decide.
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F, "B9": NA,
-               "B10": R, "B11": R}
+               "B10": R, "B11": R, "B12": R, "B13": NA}
         out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
                        note="real TFPHttpServer as released", path=exe))
     return out
