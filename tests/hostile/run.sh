@@ -16,8 +16,8 @@
 #   --both        plain and --real-trunk, then the outcomes side by side
 # The defects each variant fixes come from repro/harness/patchset.py.  The heavy
 # cases (1,100 connections, 130 drip-fed connections, 16 x 16 MiB announced
-# bodies) run on stock, all and the variants that fix B8, clone and real
-# trunk; other variants and the sanitizer modes run with --light.
+# bodies) run on stock, all and the variants that fix B8 or B12, clone and
+# real trunk; other variants and the sanitizer modes run with --light.
 # One 'TEST: hostile <mode>/<variant>/<case> [ OK ]|[FAIL]|[SKIP]' line per
 # case; outcomes and server logs in results/hostile/<mode>/<variant>/.
 # Exit status: 0 all passed, 1 a failure, 4 everything skipped.
@@ -107,8 +107,9 @@ run_variant() {
                --launcher valgrind --launcher --quiet --launcher --error-exitcode=99
                --launcher --leak-check=full --launcher --errors-for-leak-kinds=definite) ;;
     *)
-        # Heavy cases where they show something: stock, all, a B8 fix.
-        if [[ -n $light || ( $v != stock && $v != all && " $fixed " != *" B8 "* ) ]]; then
+        # Heavy cases where they show something: stock, all, a B8 or B12 fix.
+        if [[ -n $light || ( $v != stock && $v != all && " $fixed " != *" B8 "* &&
+                             " $fixed " != *" B12 "* ) ]]; then
             args+=(--light)
         fi ;;
     esac

@@ -411,9 +411,10 @@ long srv_proc_kib(pid_t pid, const char *field)
 }
 
 /* The Recv-Q of the socket in /proc/net/tcp with local port lport_want and
- * remote port rport_want; -1 if there is no such socket.  (A listener's
- * accept queue: tc_listen_queue, common/tcpclient.c.) */
-static long srv_proc_tcp_rxq(int lport_want, int rport_want)
+ * remote port rport_want, and its state (st, TCP_ESTABLISHED ...) when
+ * state is not NULL; -1 if there is no such socket.  (A listener's accept
+ * queue: tc_listen_queue, common/tcpclient.c.) */
+static long srv_proc_tcp(int lport_want, int rport_want, unsigned *state)
 {
     FILE *f = fopen("/proc/net/tcp", "r");
     char line[512];
@@ -422,15 +423,27 @@ static long srv_proc_tcp_rxq(int lport_want, int rport_want)
     if (!f)
         return -1;
     while (q < 0 && fgets(line, sizeof line, f)) {
-        unsigned lport, rport;
+        unsigned lport, rport, st;
         unsigned long txq, rxq;
 
-        if (sscanf(line, " %*d: %*x:%x %*x:%x %*x %lx:%lx", &lport, &rport, &txq, &rxq) == 4 &&
-            (int)lport == lport_want && (int)rport == rport_want)
+        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
+            (int)lport == lport_want && (int)rport == rport_want) {
             q = (long)rxq;
+            if (state)
+                *state = st;
+        }
     }
     fclose(f);
     return q;
+}
+
+/* Has the server closed its end of our connection from client_port (after
+ * ours: its socket has left CLOSE_WAIT, or is gone)?  1 yes, 0 not yet. */
+int srv_closed_its_end(int server_port, int client_port)
+{
+    unsigned st = 0;
+
+    return srv_proc_tcp(server_port, client_port, &st) < 0 || st != 0x08; /* TCP_CLOSE_WAIT */
 }
 
 /* Bytes the server has not read yet on its end of our connection (the
@@ -439,7 +452,7 @@ static long srv_proc_tcp_rxq(int lport_want, int rport_want)
  * case wait until the server has consumed what it sent, instead of sleeping. */
 long srv_unread(int server_port, int client_port)
 {
-    return srv_proc_tcp_rxq(server_port, client_port);
+    return srv_proc_tcp(server_port, client_port, NULL);
 }
 
 /* Wait until the server has read everything sent on fd, up to ms:
