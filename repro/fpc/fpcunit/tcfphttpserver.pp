@@ -60,10 +60,15 @@ type
   private
     FOwner: TTestHTTPServerConnection;
     FNoDelayAtSend: TWriteLog;
+    FReceived: Int64;               // bytes Recv returned so far
+    FWaitThread: TThreadID;         // the thread of the first wait for bytes, and
+    FHeapAtFirstWait: PtrUInt;      // its heap in use then (GetFPCHeapStatus)
+    procedure WaitingForBytes;
   public
     destructor Destroy; override;
     function Accept: Boolean; override;
     function CanRead(TimeOut: Integer): Boolean; override;
+    function Recv(const Buffer; Count: Integer): Integer; override;
     function Send(const Buffer; Count: Integer): Integer; override;
   end;
 
@@ -133,6 +138,8 @@ type
     destructor Destroy; override;
     // One write of all of aData.
     procedure Send(const aData: RawByteString);
+    // Ends the client's stream (shutdown of the write side); reading goes on.
+    procedure ShutdownWrite;
     // The next response; the watchdog runs from the call.
     function ReadResponse(out aResponse: TTestResponse): TClientRead;
     // The next response, if it comes before aDeadline (GetTickCount64).
@@ -195,6 +202,12 @@ type
     FLoadDone: Integer;              // load clients that have finished
     FLoadReached: Integer;           // 1 once a load client has LoadTarget answers
     FLoadChanged: TSimpleEvent;
+    FRequestsHandled: Integer;       // OnRequest calls
+    FWaitWatch: TRecordingSocketHandler;  // the connection whose waits for bytes are watched
+    FWaitWatchBytes: Int64;          // a wait counts once this many bytes were received
+    FWaitsSeen: Integer;             // waits of the watched connection that counted
+    FWaitHeapGrowth: Int64;          // its thread's heap in use at the first of them, less at its first wait
+    FWaitChanged: TSimpleEvent;
     FAbandoned: Boolean;
     FNoDelayAtAccept: Boolean;       // the test's socket handler sets TCP_NODELAY (the hazard tests)
 {$IFDEF UNIX}
@@ -211,6 +224,7 @@ type
     procedure HandlerGone(aHandler: TRecordingSocketHandler);
     procedure HandlerSawData(aHandler: TRecordingSocketHandler);
     procedure HandlerSent(aHandler: TRecordingSocketHandler; aNoDelay: Boolean);
+    procedure HandlerWaits(aHandler: TRecordingSocketHandler; aHeapGrowth: Int64);
     procedure GetSocketHandler(Sender: TObject; const UseSSL: Boolean; out AHandler: TSocketHandler);
     procedure CountAllowConnect(Sender: TObject; ASocket: Longint; var Allow: Boolean);
     procedure HandleRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
@@ -223,6 +237,7 @@ type
     procedure UseKeepAlivePool;
     function AcceptedFd(aIndex: Integer): Integer;
     procedure WatchIdleCheck(aIndex: Integer);
+    procedure WatchWaits(aIndex: Integer; aBytes: Int64);
     function WritesOf(aIndex, aFrom: Integer): TWriteLog;
     procedure UseKeepAliveThreads(aKeepConnectionTimeout: Integer);
     procedure StartServer;
@@ -247,6 +262,8 @@ type
     procedure TestAcceptIdleHandlerKeepsConnectionsChecked;
     procedure TestExpectContinueIsAnsweredBeforeTheBody;
     procedure TestAmbiguousFramingIsRejected;
+    procedure TestBodyIsReadAsItArrives;
+    procedure TestConnectionOptionsDecideKeepAlive;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -334,11 +351,36 @@ begin
     FOwner.HandlerAccepted(Self);
 end;
 
+{ Where the server waits for bytes (a CanRead or Recv): the heap in use on
+  its thread, from the thread's first wait on, for a watched connection. The
+  RTL's heap counts the blocks of each thread, and a large block of any
+  thread, in GetFPCHeapStatus.CurrHeapUsed. }
+
+procedure TRecordingSocketHandler.WaitingForBytes;
+begin
+  if FWaitThread <> GetCurrentThreadId then
+  begin
+    FWaitThread := GetCurrentThreadId;
+    FHeapAtFirstWait := GetFPCHeapStatus.CurrHeapUsed;
+  end
+  else if Assigned(FOwner) and (FOwner.FWaitWatch = Self) then
+    FOwner.HandlerWaits(Self, Int64(GetFPCHeapStatus.CurrHeapUsed) - Int64(FHeapAtFirstWait));
+end;
+
 function TRecordingSocketHandler.CanRead(TimeOut: Integer): Boolean;
 begin
+  WaitingForBytes;
   Result := inherited CanRead(TimeOut);
   if Result and Assigned(FOwner) then
     FOwner.HandlerSawData(Self);
+end;
+
+function TRecordingSocketHandler.Recv(const Buffer; Count: Integer): Integer;
+begin
+  WaitingForBytes;
+  Result := inherited Recv(Buffer, Count);
+  if Result > 0 then
+    Inc(FReceived, Result);
 end;
 
 function TRecordingSocketHandler.Send(const Buffer; Count: Integer): Integer;
@@ -478,6 +520,12 @@ procedure TTestClient.Send(const aData: RawByteString);
 begin
   if FSocket.Write(aData[1], Length(aData)) <> Length(aData) then
     raise Exception.CreateFmt('client write of %d bytes failed (error %d)', [Length(aData), FSocket.LastError]);
+end;
+
+procedure TTestClient.ShutdownWrite;
+begin
+  if fpshutdown(FSocket.Handle, SHUT_WR) <> 0 then
+    raise Exception.CreateFmt('client shutdown of its write side failed (error %d)', [SocketError]);
 end;
 
 function TTestClient.TakeResponse(out aResponse: TTestResponse): Boolean;
@@ -654,15 +702,20 @@ begin
 end;
 
 procedure TTestHTTPServerConnection.ConnectionGone;
+var
+  Last: Boolean;
 begin
   FLock.Enter;
   try
     Dec(FLive);
-    if FLive = 0 then
-      FNoConnections.SetEvent;
+    Last := FLive = 0;
   finally
     FLock.Leave;
   end;
+  // Set after the lock is left: the waiting test may free FLock as soon as
+  // the event is set.
+  if Last then
+    FNoConnections.SetEvent;
 end;
 
 procedure TTestHTTPServerConnection.ConnectionOverlap;
@@ -706,6 +759,8 @@ begin
       FHandlers[I] := nil;
     if FIdleCheckWatch = aHandler then
       FIdleCheckWatch := nil;
+    if FWaitWatch = aHandler then
+      FWaitWatch := nil;
   finally
     FLock.Leave;
   end;
@@ -719,6 +774,30 @@ begin
   finally
     FLock.Leave;
   end;
+end;
+
+{ The watched connection's server waits for bytes once it has received
+  FWaitWatchBytes: the first such wait is counted, with how much the heap
+  in use on its thread has grown since the thread first waited. }
+
+procedure TTestHTTPServerConnection.HandlerWaits(aHandler: TRecordingSocketHandler; aHeapGrowth: Int64);
+var
+  Hit: Boolean;
+begin
+  FLock.Enter;
+  try
+    Hit := (FWaitWatch = aHandler) and (aHandler.FReceived >= FWaitWatchBytes);
+    if Hit then
+    begin
+      if FWaitsSeen = 0 then
+        FWaitHeapGrowth := aHeapGrowth;
+      Inc(FWaitsSeen);
+    end;
+  finally
+    FLock.Leave;
+  end;
+  if Hit then
+    FWaitChanged.SetEvent;
 end;
 
 { The accept-idle check (tmThreadPool) asks every kept-alive connection
@@ -758,6 +837,7 @@ end;
 procedure TTestHTTPServerConnection.HandleRequest(Sender: TObject;
   var ARequest: TFPHTTPConnectionRequest; var AResponse: TFPHTTPConnectionResponse);
 begin
+  InterLockedIncrement(FRequestsHandled);
   AResponse.Code := 200;
   if ARequest.PathInfo = '/echo' then
     AResponse.Content := ARequest.Content
@@ -794,6 +874,7 @@ begin
   FIdleCheckSawRequest := TSimpleEvent.Create;
   FIdleChanged := TSimpleEvent.Create;
   FLoadChanged := TSimpleEvent.Create;
+  FWaitChanged := TSimpleEvent.Create;
 end;
 
 destructor TTestHTTPServerConnection.Destroy;
@@ -801,6 +882,7 @@ begin
   // An abandoned server's threads may still call us: keep what they use.
   if not FAbandoned then
   begin
+    FreeAndNil(FWaitChanged);
     FreeAndNil(FLoadChanged);
     FreeAndNil(FIdleChanged);
     FreeAndNil(FIdleCheckSawRequest);
@@ -899,6 +981,22 @@ begin
   FLock.Enter;
   try
     FIdleCheckWatch := TRecordingSocketHandler(FHandlers[aIndex]);
+  finally
+    FLock.Leave;
+  end;
+end;
+
+{ HandlerWaits counts the waits for bytes of the connection accepted as
+  aIndex, once it has received aBytes. }
+
+procedure TTestHTTPServerConnection.WatchWaits(aIndex: Integer; aBytes: Int64);
+begin
+  FLock.Enter;
+  try
+    FWaitWatch := TRecordingSocketHandler(FHandlers[aIndex]);
+    FWaitWatchBytes := aBytes;
+    FWaitsSeen := 0;
+    FWaitHeapGrowth := 0;
   finally
     FLock.Leave;
   end;
@@ -1521,6 +1619,141 @@ begin
   AssertTrue('the POST with one Content-Length, ' + C.Describe(O), O = crResponse);
   AssertEquals('the status of the POST with one Content-Length', 200, R.Code);
   AssertEquals('the echo of the POST with one Content-Length', 'hello', Trim(R.Body));
+end;
+
+{ B12 }
+
+procedure TTestHTTPServerConnection.TestBodyIsReadAsItArrives;
+const
+  Sent = '0123456789';
+  // A body cut short: its client ends its stream after Sent.
+  ShortLength = 100;
+  // A body that does not come: far above what the server holds for the
+  // bytes it has, far below the default MaxBodySize.
+  LargeLength = 64 * 1024 * 1024;
+  // The heap may grow by what the server keeps for a request; this share of
+  // the announced length is far above that.
+  LargeShare = 16;
+
+  function Post(const aPath: string; aLength: Int64): string;
+  begin
+    Result := 'POST ' + aPath + ' HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF +
+      Format('Content-Length: %d', [aLength]) + CRLF + CRLF + Sent;
+  end;
+
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  Failures, Request: string;
+  I, Zeros, Handled, Accepted: Integer;
+  Growth: Int64;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  StartServer;
+  Failures := '';
+  // 1. 10 bytes of the 100 the POST announces, then the end of the stream:
+  // the message is incomplete (RFC 9112 8), not to be dispatched.
+  C := Connect;
+  C.Send(Post('/echo', ShortLength));
+  C.ShutdownWrite;
+  O := C.ReadResponse(R);
+  Handled := Counted(FRequestsHandled);
+  if not (O in [crClosed, crReset]) or (Handled <> 0) then
+  begin
+    Zeros := 0;
+    for I := 1 to Length(R.Body) do
+      if R.Body[I] = #0 then
+        Inc(Zeros);
+    if O = crResponse then
+      Failures := Format('an incomplete request body (%d of the %d bytes of its Content-Length, then ' +
+        'the end of the client''s stream) was dispatched %d time(s) and answered %d, the body it echoed ' +
+        'holding %d zero bytes where the %d that never came belong; RFC 9112 8: an incomplete message ' +
+        'must not be processed, and the connection must be closed', [Length(Sent), ShortLength, Handled,
+        R.Code, Zeros, ShortLength - Length(Sent)])
+    else
+      Failures := Format('an incomplete request body (%d of the %d bytes of its Content-Length, then ' +
+        'the end of the client''s stream) was dispatched %d time(s), and the connection %s',
+        [Length(Sent), ShortLength, Handled, C.Describe(O)]);
+  end;
+  // 2. 10 bytes of the 64 MiB the POST announces, and nothing more while
+  // the server waits for the rest: what it has allocated for the body by
+  // then must follow the bytes that came, not the length announced.
+  Accepted := Counted(FAcceptCount);
+  C := Connect;
+  if not WaitForCount(FAcceptCount, Accepted + 1, FAccepted) then
+    Fail(Format('the second connection was not accepted within the %d ms watchdog', [WatchdogMs]));
+  // /ping: a server that dispatches it once the client has gone does not echo 64 MiB.
+  Request := Post('/ping', LargeLength);
+  WatchWaits(Accepted, Length(Request));
+  C.Send(Request);
+  if not WaitForCount(FWaitsSeen, 1, FWaitChanged) then
+    Failures := Failures + BoolToStr(Failures = '', '', '; ') + Format('the server did not wait for ' +
+      'the rest of a request body within the %d ms watchdog', [WatchdogMs])
+  else
+  begin
+    FLock.Enter;
+    try
+      Growth := FWaitHeapGrowth;
+    finally
+      FLock.Leave;
+    end;
+    if Growth * LargeShare >= LargeLength then
+      Failures := Failures + BoolToStr(Failures = '', '', '; ') + Format('while the server waited for ' +
+        'the rest of a request body of which %d of the %d bytes of its Content-Length had come, the ' +
+        'heap in use on its thread had grown by %d bytes, %.2f of the announced length (at most 1/%d: ' +
+        'what is allocated for a body must follow what arrives)', [Length(Sent), LargeLength, Growth,
+        Growth / LargeLength, LargeShare]);
+  end;
+  if Failures <> '' then
+    Fail(Failures);
+end;
+
+{ B13 }
+
+procedure TTestHTTPServerConnection.TestConnectionOptionsDecideKeepAlive;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  Failures, What: string;
+begin
+  // A kept connection waits the watchdog for its next request: only the
+  // request can end it before.
+  UseKeepAliveThreads(WatchdogMs);
+  StartServer;
+  Failures := '';
+  // 1. Connection is a list of options (RFC 9110 7.6.1); with "close" among
+  // them the server closes the connection after the response (RFC 9112 9.6).
+  C := Connect;
+  C.Send(Get('/ping', 'Connection: keep-alive, close' + CRLF));
+  O := C.ReadResponse(R);
+  AssertTrue('the GET with Connection: keep-alive, close ' + C.Describe(O), O = crResponse);
+  // A second request, after the response: a closed connection does not answer it.
+  C.Send(Get('/ping'));
+  O := C.ReadResponse(R);
+  if O = crResponse then
+    What := 'was answered'
+  else
+    What := C.Describe(O);
+  if not (O in [crClosed, crReset]) then
+    Failures := Format('after the response to a GET with "Connection: keep-alive, close" the connection ' +
+      'stayed open: a second GET on it %s (RFC 9110 7.6.1: Connection is a list of options; RFC 9112 ' +
+      '9.6: with a close option the server must close the connection after the response)', [What]);
+  // 2. An HTTP/1.2 request persists as HTTP/1.1 does (RFC 9112 9.3): a
+  // second request on its connection is answered.
+  C := Connect;
+  C.Send('GET /ping HTTP/1.2' + CRLF + 'Host: 127.0.0.1' + CRLF + CRLF);
+  O := C.ReadResponse(R);
+  AssertTrue('the HTTP/1.2 GET ' + C.Describe(O), O = crResponse);
+  C.Send('GET /ping HTTP/1.2' + CRLF + 'Host: 127.0.0.1' + CRLF + CRLF);
+  O := C.ReadResponse(R);
+  if O <> crResponse then
+    Failures := Failures + BoolToStr(Failures = '', '', '; ') + Format('a second GET on the ' +
+      'connection of an HTTP/1.2 GET (no Connection field) %s, where it must be answered (RFC 9112 ' +
+      '9.3: HTTP/1.1 or a later 1.x version persists unless told otherwise)', [C.Describe(O)]);
+  if Failures <> '' then
+    Fail(Failures);
 end;
 
 { Hazards of a fix of the pool }
