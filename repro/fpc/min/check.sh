@@ -316,6 +316,24 @@ judge_b11() {   # the status lines of every response on the connection, until it
     else echo "inconclusive $fig"; fi
 }
 
+judge_b12() {   # the status line and body of any response; the program's 'request:' lines
+    local lines body reqs
+    lines=$(grep -c '^HTTP/1.1 ' "$1") body=$(grep -a -m1 -E '^[0-9]+ bytes' "$1") reqs=$(grep -c '^request:' "$2")
+    local fig="$lines response(s)${body:+ ('$body')}, $reqs dispatched"
+    if grep -q '^HTTP/1.1 200' "$1" && ((reqs == 1)); then echo "defect $fig (10 of 100 bytes, then the end of the stream)"
+    elif ((lines == 0 && reqs == 0)) && [[ ! -s $1 ]]; then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+
+judge_b13() {   # grep -c: the answers on one connection, to a GET with "Connection: keep-alive, close" and one after it
+    local n
+    n=$(head -1 "$1")
+    local fig="$n of 2 GETs answered on one connection (the first with 'Connection: keep-alive, close')"
+    if [[ $n == 2 ]]; then echo "defect $fig (it stayed open)"
+    elif [[ $n == 1 ]]; then echo "fixed $fig (closed after the first)"
+    else echo "inconclusive $fig"; fi
+}
+
 # one_run PROG EXE TAG: start, the command(s), stop, judge; sets VERDICT.
 # (Not in a $(...): the servers and clients it starts must stay this
 # shell's, for its cleanup.)
