@@ -641,6 +641,8 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b9": block_defect(doc, "B9", ["stock", "pool-idle-fallback", "set-idle-keeps-check", "all"]),
         "b10": block_defect(doc, "B10", ["stock", "expect-continue", "all"]),
         "b11": block_defect(doc, "B11", ["stock", "buffer-aware-pending", "reject-ambiguous-framing", "all"]),
+        "b12": block_defect(doc, "B12", ["stock", "read-body-as-it-arrives", "all"]),
+        "b13": block_defect(doc, "B13", ["stock", "read-connection-options", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),
