@@ -359,6 +359,21 @@ def _server(row: Row, outdir: Path, tag: str, flags: list[str],
     return srv
 
 
+def _start_first(row: Row, outdir: Path, tag: str,
+                 flag_sets: tuple[list[str], ...]) -> tuple[Server, list[str]]:
+    """Start the row's server with the first of flag_sets it accepts (the
+    last is the row's own flags): an fcl-web tree older than
+    KeepConnections refuses --horse (make bisect), and is measured with
+    fphttpserver's defaults, or the Threaded a probe needs."""
+    for flags in flag_sets:
+        try:
+            return _server(row, outdir, tag, flags).start(), flags
+        except Unsupported:
+            if flags is flag_sets[-1]:
+                raise
+    raise AssertionError("no flag set")
+
+
 def measure_b1(row: Row, outdir: Path, use_strace: bool) -> Verdict:
     """The user's OnAllowConnect (a TCP_NODELAY hook) per accepted connection."""
     # Under Wine a traced run needs a Wine server of its own (minutes of
@@ -943,15 +958,9 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
     if have_curl:
         data_file.write_bytes(b"c" * B10_CURL_BYTES)
     try:
-        for flags in (HORSE + row.flags, row.flags):
-            try:
-                srv = _server(row, outdir, "b10", flags).start()
-                break
-            except Unsupported:
-                # An fcl-web tree older than KeepConnections (make bisect):
-                # fphttpserver's defaults, where the body is read the same way.
-                if flags == row.flags:
-                    raise
+        # fphttpserver's defaults on a tree without KeepConnections: the
+        # body is read the same way.
+        srv, flags = _start_first(row, outdir, "b10", (HORSE + row.flags, row.flags))
         try:
             raw = b10_raw(srv.address, srv.port)
             runs = {"expect": [], "no_expect": []}
@@ -1052,14 +1061,7 @@ def measure_b11(row: Row, outdir: Path) -> Verdict:
     not decide the next (FPC 3.2.2's body overrun stops its whole server,
     repro/fpc/FINDINGS-3.2.2.md section 8)."""
     def one(tag: str, head: str, body: str) -> tuple[dict, list[str]]:
-        for flags in (HORSE + row.flags, row.flags):
-            try:
-                srv = _server(row, outdir, f"b11-{tag}", flags).start()
-                break
-            except Unsupported:
-                # An fcl-web tree older than KeepConnections (make bisect).
-                if flags == row.flags:
-                    raise
+        srv, flags = _start_first(row, outdir, f"b11-{tag}", (HORSE + row.flags, row.flags))
         try:
             return b11_probe(srv.address, srv.port, head, body), flags
         finally:
@@ -1253,16 +1255,11 @@ def measure_b12(row: Row, outdir: Path) -> Verdict:
     """Is an announced body allocated before it arrives, and a body cut
     short dispatched?  Byte counts and responses decide."""
     def on_fresh(tag: str, probe_fn) -> tuple[dict, list[str]]:
-        # A tree older than KeepConnections refuses --horse; its Threaded
-        # (--thread-mode thread) still gives each client a thread, which
-        # the memory probe's 8 waiting clients need.
-        for flags in (HORSE + row.flags, ["--thread-mode", "thread"] + row.flags, row.flags):
-            try:
-                srv = _server(row, outdir, f"b12-{tag}", flags).start()
-                break
-            except Unsupported:
-                if flags == row.flags:
-                    raise
+        # Without KeepConnections, Threaded (--thread-mode thread) still
+        # gives each client a thread, which the 8 waiting clients need.
+        srv, flags = _start_first(row, outdir, f"b12-{tag}",
+                                  (HORSE + row.flags, ["--thread-mode", "thread"] + row.flags,
+                                   row.flags))
         try:
             return probe_fn(srv), flags
         finally:
@@ -1333,14 +1330,7 @@ def b13_probe(address: str, port: int, version: str, connection: str | None) -> 
 def measure_b13(row: Row, outdir: Path) -> Verdict:
     """Is keep-alive decided on the Connection options and the version's
     number, or on whole strings?  Counts of probes decide."""
-    srv = None
-    for flags in (HORSE + row.flags, row.flags):
-        try:
-            srv = _server(row, outdir, "b13", flags).start()
-            break
-        except Unsupported:
-            if flags == row.flags:
-                raise
+    srv, flags = _start_first(row, outdir, "b13", (HORSE + row.flags, row.flags))
     try:
         got = {name: b13_probe(srv.address, srv.port, v, c)
                for name, v, c, _ in B13_PROBES + B13_CONTROLS}
