@@ -71,10 +71,17 @@ def parse_responses(buf: bytes) -> list[dict]:
     return out
 
 
-def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> bytes:
+def read_responses_end(sock: socket.socket, count: int, limit_s: float = 5.0) -> tuple[bytes, str]:
     """What the server sends until `count` complete responses are in, EOF,
-    RST, or limit_s overall (a bound on the wait, never a verdict)."""
-    return _read(sock, limit_s, lambda buf: len(parse_responses(buf)) >= count)[0]
+    RST, or limit_s overall (a bound on the wait, never a verdict), and
+    which came: 'enough', 'EOF', 'ECONNRESET' or 'timeout'."""
+    buf, end, _ = _read(sock, limit_s, lambda b: len(parse_responses(b)) >= count)
+    return buf, end
+
+
+def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> bytes:
+    """read_responses_end's bytes only."""
+    return read_responses_end(sock, count, limit_s)[0]
 
 
 def get(path: str) -> bytes:

@@ -1039,7 +1039,7 @@ def b11_probe(address: str, port: int, head_fields: str, body: str) -> dict:
     marker = False
     with socket.create_connection((address, port), timeout=10) as s:
         s.sendall(req)
-        buf, end, _ = httpwire._read(s, 5.0 * SLOW, lambda b: len(httpwire.parse_responses(b)) >= 1)
+        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
         first = httpwire.parse_responses(buf)
         if end == "enough" and first[0]["status"][:3] not in B11_REJECT:
             try:
@@ -1107,8 +1107,8 @@ def measure_b11(row: Row, outdir: Path) -> Verdict:
 # read every byte (its sockets' receive queues are empty) and none of its
 # threads is runnable, the server's process tree is read: its accessible
 # address space (what was allocated: tree_accessible_kib) and its resident
-# memory (VmRSS: what was touched; trunk's SetLength zero-fills a byte array, 3.2.2's string is
-# left as the heap gave it).  Incomplete: 10 of 100 announced bytes, then a
+# memory (VmRSS: what was touched; neither trunk's byte array nor 3.2.2's
+# string is written before the body comes, so it stays near 0 on both).  Incomplete: 10 of 100 announced bytes, then a
 # half-close; dispatched when any response comes before the close.  Both
 # symptoms, or neither, decide; the count is the share of the announced
 # bytes the second step allocated (all of it: allocated up front; at most
@@ -1313,7 +1313,7 @@ def b13_probe(address: str, port: int, version: str, connection: str | None) -> 
     second = b"GET /ping HTTP/1.1\r\nHost: kit\r\nConnection: close\r\n\r\n"
     with socket.create_connection((address, port), timeout=10) as s:
         s.sendall(first)
-        buf, end, _ = httpwire._read(s, 5.0 * SLOW, lambda b: len(httpwire.parse_responses(b)) >= 1)
+        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
         statuses = [r["status"][:3] for r in httpwire.parse_responses(buf)]
         if end != "enough":
             return {"statuses": statuses, "then": "no response", "end": end}
