@@ -136,9 +136,14 @@ static void handler_simple_handle_connection(struct conn_handler *h,
 
 /* ---- thread ----------------------------------------------------------- */
 
+/* The keep-alive loop's "not Terminated".  Nothing terminates a connection
+ * thread upstream; the clone's bounded stop (main's default) ends the loop
+ * at the stop, after the wait it is in.  With --stop free (threads_see_stop
+ * 0) it is upstream's: never. */
 static int handler_keep_alive_terminated(struct connection *c)
 {
-    return os_stop_requested() || !atomic_load(&c->server->active);
+    return atomic_load(&c->server->threads_see_stop) &&
+           (os_stop_requested() || !atomic_load(&c->server->active));
 }
 
 /* TFPHTTPConnectionThread.Execute: the first request, then the keep-alive
@@ -496,11 +501,83 @@ int handler_get_active_connection_count(struct conn_handler *h)
     return n;
 }
 
-/* CloseConnectionSocket, the CloseSockets iterator: end the keep-alive loop
- * and wake a thread blocked on the socket.  shutdown() rather than
- * upstream's close(): the owning thread closes the descriptor itself, so
- * the number cannot be reused under a select() still running on it. */
+/* TFPHTTPServerConnectionListHandler.CloseConnectionSocket, the
+ * CloseSockets iterator: CloseSocket, then keep-alive off so that a
+ * keep-alive loop ends once its wait does.  The close wakes no thread that
+ * waits on the socket (os_close_socket_in_use: upstream's close(), the
+ * number kept). */
 static enum handler_verdict handler_close_connection_socket(
+    struct conn_handler *h, struct connection *c)
+{
+    (void)h;
+    if (!connection_is_upgraded(c)) {
+        os_close_socket_in_use(connection_fd(c));
+        atomic_store(&c->keep_alive, 0);
+    }
+    return HANDLER_KEEP;
+}
+
+/* TFPHTTPServerConnectionListHandler.CloseSockets (thread and polled):
+ * Foreach(CloseConnectionSocket). */
+static void handler_list_close_sockets(struct conn_handler *h)
+{
+    handler_foreach(h, handler_close_connection_socket);
+}
+
+/* TFPPooledConnectionHandler.CloseSockets: the queued tasks are cancelled
+ * (their connections stay listed, with no task), then the list's. */
+static void handler_pooled_close_sockets(struct conn_handler *h)
+{
+    threadpool_cancel_queued_tasks(h->pool, free);
+    handler_list_close_sockets(h);
+}
+
+/* TFPSimpleConnectionHandler.CloseSockets: the one connection, if any. */
+static void handler_simple_close_sockets(struct conn_handler *h)
+{
+    os_mutex_lock(h->lock);
+    if (h->current)
+        os_close_socket_in_use(connection_fd(h->current));
+    os_mutex_unlock(h->lock);
+}
+
+void handler_close_sockets(struct conn_handler *h)
+{
+    switch (h->mode) {
+    case TM_NONE:   handler_simple_close_sockets(h); break;
+    case TM_POOL:   handler_pooled_close_sockets(h); break;
+    case TM_POLLED:
+    case TM_THREAD: handler_list_close_sockets(h); break;
+    }
+}
+
+/* WaitForRequests: look at the connection count every 100 ms while it is
+ * above 0 and fewer than max_attempts looks found it unchanged (the count
+ * of unchanged looks is never reset, as upstream's).  1 when it reached 0.
+ * The 100 ms wait ends early when the list changes. */
+int handler_wait_for_requests(struct conn_handler *h, int max_attempts)
+{
+    int attempts = 0, last = handler_get_active_connection_count(h);
+
+    while (handler_get_active_connection_count(h) > 0 &&
+           attempts < max_attempts) {
+        int now;
+
+        os_mutex_lock(h->lock);
+        os_cond_timedwait(h->changed, h->lock, 100);
+        os_mutex_unlock(h->lock);
+        now = handler_get_active_connection_count(h);
+        if (now == last)
+            attempts++;
+        else
+            last = now;
+    }
+    return last == 0;
+}
+
+/* The clone's bounded stop wakes what waits on a socket: shutdown(), then
+ * keep-alive off (main's default stop; --stop free uses CloseSockets). */
+static enum handler_verdict handler_wake_connection_socket(
     struct conn_handler *h, struct connection *c)
 {
     (void)h;
@@ -509,32 +586,6 @@ static enum handler_verdict handler_close_connection_socket(
         atomic_store(&c->keep_alive, 0);
     }
     return HANDLER_KEEP;
-}
-
-/* CloseSockets: Foreach(CloseConnectionSocket). */
-static void handler_close_sockets(struct conn_handler *h)
-{
-    handler_foreach(h, handler_close_connection_socket);
-}
-
-/* WaitForRequests: until the list is empty, or it stopped shrinking for
- * max_idle_waits waits of 100 ms. */
-static void handler_wait_for_requests(struct conn_handler *h,
-                                      int max_idle_waits)
-{
-    int idle = 0;
-
-    os_mutex_lock(h->lock);
-    while (h->count > 0 && idle < max_idle_waits) {
-        size_t before = h->count;
-
-        os_cond_timedwait(h->changed, h->lock, 100);
-        if (h->count == before)
-            idle++;
-        else
-            idle = 0;
-    }
-    os_mutex_unlock(h->lock);
 }
 
 void handler_free(struct conn_handler *h)
@@ -548,7 +599,7 @@ void handler_free(struct conn_handler *h)
         threadpool_cancel_queued_tasks(h->pool, free);
     if (h->mode == TM_THREAD || h->mode == TM_POOL) {
         handler_wait_for_requests(h, 10);
-        handler_close_sockets(h);
+        handler_foreach(h, handler_wake_connection_socket);
     }
     if (h->mode == TM_THREAD) {
         handler_wait_for_requests(h, 1 << 30);

@@ -20,7 +20,16 @@ void handler_check_requests(struct conn_handler *h);
 /* GetActiveConnectionCount. */
 int handler_get_active_connection_count(struct conn_handler *h);
 
-/* Server destruction: wait for requests, CloseSockets, wait again, free. */
+/* CloseSockets: close every connection's socket (pool: queued tasks
+ * cancelled first).  Wakes no thread waiting on one. */
+void handler_close_sockets(struct conn_handler *h);
+
+/* WaitForRequests(MaxAttempts): 1 when no connection is left. */
+int handler_wait_for_requests(struct conn_handler *h, int max_attempts);
+
+/* FreeAndNil(FConnectionHandler), after the clone's bounded stop (main's
+ * default): wait for requests, shut the sockets down (which wakes their
+ * waits), wait again, then free what is left, connections included. */
 void handler_free(struct conn_handler *h);
 
 /* Unit-test access to the pooled handler's per-connection check

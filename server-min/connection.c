@@ -351,7 +351,7 @@ int connection_do_handle_request(struct connection *c)
                          reader_keep_alive(req->protocol_version,
                                            request_get_header(req,
                                                               "Connection")));
-        response_init(&resp, c);
+        response_init(&resp, c, req);
         /* An HTTP/1.0 client must be told its connection persists. */
         if (atomic_load(&c->keep_alive) &&
             strcmp(req->protocol_version, "1.0") == 0 &&
@@ -371,7 +371,8 @@ int connection_do_handle_request(struct connection *c)
     return rc;
 }
 
-/* HandleRequestError: the server layer only logs; no response is sent. */
+/* HandleRequestError: the server layer only logs; no response is sent, by
+ * it or after it, so the client sees the close with no status (B16). */
 static void connection_handle_request_error(struct connection *c, int status)
 {
     c->last_error_status = status;

@@ -1,6 +1,7 @@
 /* httpserver.c - TFPCustomHttpServer. */
 #include "httpserver.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ void httpserver_init(struct httpserver *s)
     s->props.strict_ascii_url = 1;
     s->props.pool_threads = HTTPSERVER_DEFAULT_POOL_THREADS;
     s->server.fd = -1;
+    atomic_store(&s->threads_see_stop, 1);
 }
 
 /* SetOnAllowConnect: the handler is stored.  Nothing in this unit reads it
@@ -189,6 +191,25 @@ void httpserver_destroy(struct httpserver *s)
 {
     atomic_store(&s->active, 0);
     socket_server_close(&s->server);
+    handler_free(s->connection_handler);
+    s->connection_handler = NULL;
+}
+
+/* WaitForRequests(High(Integer)): about 6.8 years of 100 ms looks. */
+#define HTTPSERVER_WAIT_FOREVER INT_MAX
+
+void httpserver_free(struct httpserver *s)
+{
+    atomic_store(&s->active, 0);
+    socket_server_close(&s->server);
+    if (httpserver_get_connection_count(s) > 0) {
+        /* First wait for open requests to end by themselves, then force
+         * the sockets closed, then wait for every connection to go. */
+        handler_wait_for_requests(s->connection_handler, 10);
+        handler_close_sockets(s->connection_handler);
+        handler_wait_for_requests(s->connection_handler,
+                                  HTTPSERVER_WAIT_FOREVER);
+    }
     handler_free(s->connection_handler);
     s->connection_handler = NULL;
 }

@@ -79,6 +79,10 @@ struct httpserver {
     struct socket_server server;
     struct conn_handler *connection_handler;
     atomic_int active;
+    /* Not upstream: a connection thread's keep-alive loop ends at a stop
+     * (the clone's bounded stop); 0 for --stop free, where nothing
+     * terminates it, as upstream. */
+    atomic_int threads_see_stop;
 };
 
 /* TFPCustomHttpServer.Create: every property at upstream's default. */
@@ -123,7 +127,15 @@ int httpserver_start(struct httpserver *s, char *err);
 void httpserver_run(struct httpserver *s);
 void httpserver_stop(struct httpserver *s);
 
-/* Destroy: stop, wait for requests, close remaining sockets, free. */
+/* The clone's bounded stop (main's default): inactive, listener closed,
+ * handler_free.  Not upstream's Destroy (see httpserver_free). */
 void httpserver_destroy(struct httpserver *s);
+
+/* TFPCustomHttpServer.Destroy, as Free runs it after the accept loop ended:
+ * inactive; with connections left, WaitForRequests (10), CloseSockets,
+ * WaitForRequests with no bound; then the handler freed.  Returns only
+ * when no connection is left (B15: on stock, never while a pooled or
+ * polled connection is kept alive). */
+void httpserver_free(struct httpserver *s);
 
 #endif

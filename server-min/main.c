@@ -1,5 +1,6 @@
 /* main.c - server-min: parse flags, start the server, print the readiness
- * line, accept until SIGINT/SIGTERM, shut down within a bounded time. */
+ * line, accept until SIGINT/SIGTERM, shut down within a bounded time, or
+ * (--stop free) as upstream's Active:=False; Free, however long it takes. */
 #include <stdio.h>
 
 #include "app.h"
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
     os_install_stop_signals();
     httpserver_init(&server);
     server.props = opts.props;
+    atomic_store(&server.threads_see_stop, !opts.stop_free);
     app_install(&server, &opts);
     if (httpserver_start(&server, err) != 0) {
         fprintf(stderr, "server-min: %s\n", err);
@@ -48,6 +50,13 @@ int main(int argc, char **argv)
     printf("listening %s:%d\n", server.props.address, server.props.port);
     fflush(stdout);
     httpserver_run(&server);
+    if (opts.stop_free) {
+        /* Active:=False; Free: no bound; a second signal still exits (3). */
+        log_line("stop: accept loop ended; Free");
+        httpserver_free(&server);
+        log_line("stop: Free returned");
+        return 0;
+    }
     /* Destroy waits for running requests (WaitForRequests, unbounded
      * upstream); the clone gives it DESTROY_MAX_MS, then leaves anyway, so
      * a stop is bounded whatever a connection thread waits on. */

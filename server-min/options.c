@@ -62,11 +62,16 @@ void options_usage(void *out)
 "  --horse                           Horse 3.3.4's settings: --thread-mode thread\n"
 "                                    --keep-connections --keep-connection-timeout 15000\n"
 "                                    (later flags override)\n"
+"  --stop bounded|free               what a stop does after the accept loop\n"
+"                                    ended (default bounded, see below)\n"
 "  -h, --help                        this text\n"
 "\n"
-"SIGTERM/SIGINT stop it: the accept loop ends at its next wake-up, running\n"
-"requests get up to 2 s; a second signal exits at once with status 3 (for a\n"
-"server whose accept thread is stuck, as in B7).\n"
+"SIGTERM/SIGINT stop it: the accept loop ends at its next wake-up; with\n"
+"--stop bounded running requests get up to 2 s; with --stop free the server\n"
+"is freed as upstream's Active:=False; Free (TFPCustomHttpServer.Destroy,\n"
+"waiting with no bound), then it logs 'stop: Free returned' and exits 0.\n"
+"A second signal exits at once with status 3 (for a server whose accept\n"
+"thread is stuck, as in B7, or whose Free does not return, B15).\n"
 "Prints 'listening <address>:<port>' once it accepts connections; logs one\n"
 "stderr line per served request with conn=<id> req=<n>.\n"
 "Routes: GET /ping -> pong; POST /echo -> body; GET /slow?ms=N -> done; else 404.\n",
@@ -102,7 +107,7 @@ enum {
     O_THREAD_MODE, O_ACCEPT_IDLE, O_READ_TIMEOUT, O_MAX_LIVE, O_NO_503,
     O_MAX_LINE, O_MAX_HEADERS, O_MAX_BODY, O_NO_STRICT_URL, O_QUEUE_SIZE,
     O_POOL_THREADS, O_ON_ALLOW_CONNECT, O_SOCKET_HANDLER, O_REQUEST_NODELAY,
-    O_HORSE
+    O_HORSE, O_STOP
 };
 
 static const struct option longopts[] = {
@@ -126,6 +131,7 @@ static const struct option longopts[] = {
     { "socket-handler", required_argument, NULL, O_SOCKET_HANDLER },
     { "request-nodelay", no_argument, NULL, O_REQUEST_NODELAY },
     { "horse", no_argument, NULL, O_HORSE },
+    { "stop", required_argument, NULL, O_STOP },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -187,8 +193,8 @@ static int *options_int_dst(struct options *o, int val, long long *min,
     return NULL;
 }
 
-/* A flag that takes a word: --address, --thread-mode, --on-allow-connect,
- * --socket-handler.  0, or -1 with err set. */
+/* A flag that takes a word: --address, --thread-mode, --stop,
+ * --on-allow-connect, --socket-handler.  0, or -1 with err set. */
 static int options_word(struct options *o, int val, const char *flag,
                         const char *v, char *err, size_t errlen)
 {
@@ -212,6 +218,14 @@ static int options_word(struct options *o, int val, const char *flag,
             }
         snprintf(err, errlen, "%s: '%s' is not none, polled, thread or pool", flag, v);
         return -1;
+    }
+    if (val == O_STOP) {
+        if (strcmp(v, "bounded") != 0 && strcmp(v, "free") != 0) {
+            snprintf(err, errlen, "%s: '%s' is not bounded or free", flag, v);
+            return -1;
+        }
+        o->stop_free = strcmp(v, "free") == 0;
+        return 0;
     }
     if (val == O_ON_ALLOW_CONNECT && strcmp(v, "refuse") == 0)
         o->on_allow_connect_refuse = 1;

@@ -11,6 +11,7 @@ struct options {
     int on_allow_connect_refuse;   /* --on-allow-connect refuse */
     int socket_handler_nodelay;    /* --socket-handler nodelay */
     int request_nodelay;           /* --request-nodelay */
+    int stop_free;                 /* --stop free (else bounded) */
 };
 
 /* Fills o from argv (props start at upstream defaults).  Returns 0 to run,

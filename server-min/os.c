@@ -276,6 +276,24 @@ void os_shutdown(int fd)
     shutdown(fd, SHUT_RDWR);
 }
 
+/* The never-connected socket os_close_socket_in_use puts in place of a
+ * closed one: made once, kept for the life of the process. */
+static int os_dead_socket = -1;
+static pthread_once_t os_dead_socket_once = PTHREAD_ONCE_INIT;
+
+static void os_make_dead_socket(void)
+{
+    os_dead_socket = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+void os_close_socket_in_use(int fd)
+{
+    pthread_once(&os_dead_socket_once, os_make_dead_socket);
+    if (os_dead_socket < 0 || fd < 0 ||
+        dup3(os_dead_socket, fd, O_CLOEXEC) < 0)
+        os_shutdown(fd);
+}
+
 void os_close(int fd)
 {
     /* No retry on EINTR: on Linux the descriptor is released either way. */

@@ -85,6 +85,19 @@ int os_set_io_timeout(char *err, int fd, int timeout_ms);
  * descriptor number under it. */
 void os_shutdown(int fd);
 
+/* CloseSocket of a descriptor another thread may be blocked on, as upstream's
+ * CloseConnectionSocket does it: the waiting thread is not woken (Linux's
+ * close() does not wake a select()/recv() already running; the socket is
+ * released, and the peer sees its FIN, once no call holds it any more).
+ * Unlike close(), the number stays taken: it is replaced (dup2) by a socket
+ * that was never connected, so it cannot be reused by the next accept()
+ * under the thread still using it, and the connection's own close later
+ * closes that one (upstream's closes the number a second time: EBADF).
+ * Anything done with the number afterwards fails as on a closed socket
+ * (select() says readable, recv() fails).  Falls back to os_shutdown when
+ * that socket cannot be made. */
+void os_close_socket_in_use(int fd);
+
 void os_close(int fd);
 
 /* ---- time ------------------------------------------------------------- */

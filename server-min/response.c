@@ -15,10 +15,12 @@
 #include "ssockets.h"
 #include "stream.h"
 
-void response_init(struct http_response *r, struct connection *c)
+void response_init(struct http_response *r, struct connection *c,
+                   const struct http_request *req)
 {
     memset(r, 0, sizeof *r);
     r->connection = c;
+    r->request = req;
     r->code = 200;
 }
 
@@ -162,15 +164,21 @@ int response_do_send_content(struct http_response *r)
     return socket_stream_write_buffer(sock, r->content, r->content_len);
 }
 
-int response_send_content(struct http_response *r)
+void response_collect_headers(struct http_response *r)
 {
     char len[32];
 
+    /* The length of what DoSendContent will write (SetContent and
+     * SetContentStream keep ContentLength so). */
+    snprintf(len, sizeof len, "%llu",
+             (unsigned long long)response_content_length(r));
+    response_set_header(r, "Content-Length", len);
+}
+
+int response_send_content(struct http_response *r)
+{
     if (!r->headers_sent) {
-        /* CollectHeaders: the length of what DoSendContent will write. */
-        snprintf(len, sizeof len, "%llu",
-                 (unsigned long long)response_content_length(r));
-        response_set_header(r, "Content-Length", len);
+        response_collect_headers(r);
         r->headers_sent = 1;
         if (response_do_send_headers(r) != 0)
             return -1;

@@ -8,6 +8,7 @@
 
 struct connection;
 struct content_stream;
+struct http_request;
 
 #define RESPONSE_MAX_HEADERS 16
 
@@ -18,6 +19,9 @@ struct response_header {
 
 struct http_response {
     struct connection *connection;
+    /* TResponse.Request: the request it answers (CreateResponse(Req)); NULL
+     * for a response made without one (the unit tests). */
+    const struct http_request *request;
     int code;
     struct response_header headers[RESPONSE_MAX_HEADERS];
     size_t header_count;
@@ -28,7 +32,8 @@ struct http_response {
     int content_sent;
 };
 
-void response_init(struct http_response *r, struct connection *c);
+void response_init(struct http_response *r, struct connection *c,
+                   const struct http_request *req);
 void response_free_content(struct http_response *r);
 
 /* SetHeader: replace or add (silently ignored past RESPONSE_MAX_HEADERS). */
@@ -56,6 +61,10 @@ const char *response_status_text(int code);
  * terminated). Returns the length, or -1 when out is too small. */
 int response_format_headers(const struct http_response *r, char *out,
                             size_t cap);
+
+/* TResponse.CollectHeaders (TFPHTTPConnectionResponse does not override
+ * it): the fields SendHeaders writes, Content-Length among them. */
+void response_collect_headers(struct http_response *r);
 
 /* DoSendHeaders: the status line and headers in ONE socket write. */
 int response_do_send_headers(struct http_response *r);

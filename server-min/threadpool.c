@@ -8,6 +8,9 @@
 
 #include "os.h"
 
+/* DefaultTerminateWait, ms. */
+#define THREADPOOL_TERMINATE_WAIT_MS 50
+
 struct threadpool_task {
     threadpool_task_fn fn;
     void *arg;
@@ -365,6 +368,16 @@ static void threadpool_terminate_threads(struct threadpool *p)
     os_mutex_unlock(p->list_lock);
 }
 
+/* DoTerminateRunningTasks(True): TerminateThreads, then wait until no
+ * thread has a task (upstream sleeps DefaultTerminateWait between looks;
+ * here the wait on FThreadDoneEvent ends early when a task is done). */
+void threadpool_terminate_running_tasks(struct threadpool *p)
+{
+    threadpool_terminate_threads(p);
+    while (threadpool_busy_thread_count(p) > 0)
+        threadpool_wait_thread_done(p, THREADPOOL_TERMINATE_WAIT_MS);
+}
+
 void threadpool_free(struct threadpool *p)
 {
     int i;
@@ -373,7 +386,7 @@ void threadpool_free(struct threadpool *p)
         return;
     if (p->workers && p->list_lock && p->wait_lock) {
         threadpool_cancel_queued_tasks(p, NULL);
-        threadpool_terminate_threads(p);
+        threadpool_terminate_running_tasks(p);
         /* TThreadPoolList.Destroy: WaitFor each thread, outside the lock
          * (nothing adds threads any more). */
         for (i = 0; i < p->nworkers; i++) {

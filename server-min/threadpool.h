@@ -42,6 +42,10 @@ void threadpool_check_queued_tasks(struct threadpool *p);
 int threadpool_cancel_queued_tasks(struct threadpool *p,
                                    void (*cancel)(void *arg));
 
+/* TerminateRunningTasks: every thread ends after its running task; returns
+ * once none runs one.  No task can be added after it. */
+void threadpool_terminate_running_tasks(struct threadpool *p);
+
 /* ThreadCount and BusyThreadCount. */
 int threadpool_thread_count(struct threadpool *p);
 int threadpool_busy_thread_count(struct threadpool *p);

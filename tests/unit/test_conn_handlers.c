@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "conn_handlers.h"
@@ -488,6 +490,195 @@ static void test_thread_timeout_zero_closes(void)
     unit_conn_close(&u);
 }
 
+/* ---- B15: what Destroy's CloseSockets leaves ----------------------------
+ * TFPCustomHttpServer.Destroy (httpserver_free): WaitForRequests, then
+ * CloseSockets, then WaitForRequests with no bound, until every connection
+ * was removed.  Here CloseSockets runs on a handler whose kept-alive
+ * connection waits for its next request, and the count says whether
+ * anything is left for the unbounded wait: stock leaves the pooled and the
+ * polled connection (nothing would ever remove it: the accept loop's
+ * CheckRequests is the only caller that could, and it has ended) and wakes
+ * no thread; stop-frees-connections frees them and wakes the thread. */
+
+/* Until the pool's worker has no task (ConnectionDone ran); 10 s safety
+ * bound, not a timing assertion. */
+static void wait_pool_idle(struct conn_handler *h)
+{
+    uint64_t deadline = os_tick_ms() + 10000;
+
+    while (threadpool_busy_thread_count(handler_pool(h)) > 0) {
+        if (os_tick_ms() > deadline) {
+            CU_FAIL("pool task still running after 10 s");
+            return;
+        }
+        sched_yield();
+    }
+}
+
+/* Until some thread of this process is blocked in select() (the connection
+ * thread's RequestPending; poll() with poll-can-read): its wait is then
+ * the one CloseSockets meets.  Read from /proc/self/task/TID/syscall; 10 s
+ * safety bound. */
+static int some_thread_in_select(void)
+{
+    char path[64], buf[64];
+    int tid, found = 0;
+    FILE *f;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+
+    if (!d)
+        return 0;
+    while (!found && (e = readdir(d))) {
+        if ((tid = atoi(e->d_name)) <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fgets(buf, sizeof buf, f)) {
+            long nr = strtol(buf, NULL, 10);
+
+            found = (nr == SYS_select || nr == SYS_pselect6 ||
+                     nr == SYS_poll || nr == SYS_ppoll) &&
+                    buf[0] >= '0' && buf[0] <= '9';
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+static void wait_thread_in_select(void)
+{
+    uint64_t deadline = os_tick_ms() + 10000;
+
+    while (!some_thread_in_select()) {
+        if (os_tick_ms() > deadline) {
+            CU_FAIL("no thread waiting in select() after 10 s");
+            return;
+        }
+        sched_yield();
+    }
+}
+
+/* One kept-alive connection handed to a handler of this mode, answered,
+ * then CloseSockets.  Returns the connections left in the list. */
+static int kept_alive_then_close_sockets(enum thread_mode mode,
+                                         struct unit_conn *u)
+{
+    struct conn_handler *h = make_handler(mode);
+
+    hand_over(h, u, GET_KEEP);
+    expect_pong(u->peer);
+    if (mode == TM_POOL)
+        wait_pool_idle(h);
+    ASSERT_INT(handler_get_active_connection_count(h), 1);
+    unit_log_clear();
+    handler_close_sockets(h);
+    return handler_get_active_connection_count(h);
+}
+
+static void test_b15_pool_close_sockets_leaves_kept_alive(void)
+{
+    struct unit_conn u;
+
+    /* Stock: still listed, never freed; the fix frees it in CloseSockets. */
+    ASSERT_INT(kept_alive_then_close_sockets(TM_POOL, &u), KIT_FIXED_B15 ? 0 : 1);
+    ASSERT_INT(unit_log_count("close conn="), KIT_FIXED_B15 ? 1 : 0);
+    /* Either way the client sees the end of the stream. */
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    /* Destroy's next wait: the list is empty only with the fix (stock:
+     * nothing is left to remove the connection, 3 unchanged looks). */
+    handler_wait_for_requests(srv.connection_handler, 3);
+    ASSERT_INT(handler_get_active_connection_count(srv.connection_handler),
+               KIT_FIXED_B15 ? 0 : 1);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+static void test_b15_polled_close_sockets_leaves_kept_alive(void)
+{
+    struct unit_conn u;
+
+    ASSERT_INT(kept_alive_then_close_sockets(TM_POLLED, &u), KIT_FIXED_B15 ? 0 : 1);
+    ASSERT_INT(unit_log_count("close conn="), KIT_FIXED_B15 ? 1 : 0);
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    handler_wait_for_requests(srv.connection_handler, 3);
+    ASSERT_INT(handler_get_active_connection_count(srv.connection_handler),
+               KIT_FIXED_B15 ? 0 : 1);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+static void test_b15_thread_close_sockets_wait(void)
+{
+    struct conn_handler *h = make_handler(TM_THREAD);
+    struct unit_conn u;
+
+    /* The keep-alive loop's wait for the next request: 600 s. */
+    srv.props.keep_connection_timeout = 600000;
+    srv.props.keep_connection_idle_timeout = 600000;
+    hand_over(h, &u, GET_KEEP);
+    expect_pong(u.peer);
+    wait_thread_in_select();
+    unit_log_clear();
+    handler_close_sockets(h);
+    /* The fix's shutdown wakes the wait: the thread sees the end of the
+     * stream and ends its loop.  Stock's close does not wake it: the
+     * thread waits on (3 unchanged looks), still in select(). */
+    handler_wait_for_requests(h, KIT_FIXED_B15 ? 100 : 3);
+    ASSERT_INT(handler_get_active_connection_count(h), KIT_FIXED_B15 ? 0 : 1);
+    if (!KIT_FIXED_B15) {
+        ASSERT_INT(some_thread_in_select(), 1);
+        ASSERT_INT(unit_log_count("close conn="), 0);
+        /* Until the client goes: its end of the stream ends the wait. */
+        close(u.peer);
+        u.peer = -1;
+        handler_wait_for_requests(h, 100);
+        ASSERT_INT(handler_get_active_connection_count(h), 0);
+    }
+    free_handler(); /* joins the thread: its connection was freed */
+    ASSERT_INT(unit_log_count("close conn="), 1);
+    ASSERT_INT(unit_requests_seen(), 1);
+    unit_conn_close(&u);
+}
+
+/* TFPCustomHttpServer.Destroy whole (httpserver_free), in each list mode.
+ * With the fix it returns with a kept-alive connection and frees it; stock
+ * it returns only when no connection is left (the control: none), since
+ * the one above would stay listed for ever (the tests above). */
+static void b15_free_returns(enum thread_mode mode)
+{
+    struct conn_handler *h = make_handler(mode);
+    struct unit_conn u;
+
+    srv.props.keep_connection_timeout = 600000;
+    srv.props.keep_connection_idle_timeout = 600000;
+    if (KIT_FIXED_B15) {
+        hand_over(h, &u, GET_KEEP);
+        expect_pong(u.peer);
+        /* Settled: the pool's task let go (or, with pool-idle-fallback,
+         * waits for the next request as the thread does). */
+        if (mode == TM_POOL && !KIT_FIXED_B6)
+            wait_pool_idle(h);
+        else if (mode != TM_POLLED)
+            wait_thread_in_select();
+        ASSERT_INT(handler_get_active_connection_count(h), 1);
+    }
+    unit_log_clear();
+    httpserver_free(&srv);
+    CU_ASSERT_PTR_NULL(srv.connection_handler);
+    ASSERT_INT(unit_log_count("close conn="), KIT_FIXED_B15);
+    if (KIT_FIXED_B15) {
+        ASSERT_INT(unit_read_eof(u.peer), 1);
+        unit_conn_close(&u);
+    }
+}
+
+static void test_b15_free_returns_pool(void) { b15_free_returns(TM_POOL); }
+static void test_b15_free_returns_polled(void) { b15_free_returns(TM_POLLED); }
+static void test_b15_free_returns_thread(void) { b15_free_returns(TM_THREAD); }
+
 /* ---- none --------------------------------------------------------------- */
 
 static void test_none_one_request_then_close(void)
@@ -520,6 +711,12 @@ static const struct unit_test conn_handlers_tests[] = {
     { "thread_sequential_keep_alive", test_thread_sequential_keep_alive },
     { "b4_thread_timeout_zero_closes", test_thread_timeout_zero_closes },
     { "none_one_request_then_close", test_none_one_request_then_close },
+    { "b15_pool_close_sockets_leaves_kept_alive", test_b15_pool_close_sockets_leaves_kept_alive },
+    { "b15_polled_close_sockets_leaves_kept_alive", test_b15_polled_close_sockets_leaves_kept_alive },
+    { "b15_thread_close_sockets_wait", test_b15_thread_close_sockets_wait },
+    { "b15_free_returns_pool", test_b15_free_returns_pool },
+    { "b15_free_returns_polled", test_b15_free_returns_polled },
+    { "b15_free_returns_thread", test_b15_free_returns_thread },
 };
 
 int unit_register_conn_handlers(void)

@@ -41,6 +41,28 @@ static int keep_alive(void)
     return atomic_load(&u.c->keep_alive);
 }
 
+/* What HandleRequest leaves on the wire after an error it raised (B16):
+ * nothing on stock, the close follows with no status; with the fix one
+ * answer with that status, the content "Error <status>" and "Connection:
+ * close", and nothing after it. */
+static void expect_error_answer(int status)
+{
+    char text[16];
+
+    /* HandleRequest has returned: the answer, if any, is already there. */
+    ASSERT_INT(unit_readable_now(u.peer), KIT_FIXED_B16);
+    if (!KIT_FIXED_B16 || !unit_readable_now(u.peer))
+        return;
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.ok, 1);
+    ASSERT_INT(resp.status, status);
+    ASSERT_STR(unit_response_header(&resp, "Connection"), "close");
+    ASSERT_STR(unit_response_header(&resp, "Content-Type"), "text/plain");
+    snprintf(text, sizeof text, "Error %d\r\n", status);
+    ASSERT_MEM(resp.body, resp.body_len, text);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+}
+
 /* ---- read_string ------------------------------------------------------- */
 
 static void test_read_string_one_write(void)
@@ -183,8 +205,8 @@ static void test_line_too_long_request(void)
     connection_handle_request(u.c);
     ASSERT_INT(u.c->last_error_status, 431);
     ASSERT_INT(keep_alive(), 0);
-    /* The server layer answers nothing: it will just close. */
-    ASSERT_INT(unit_readable_now(u.peer), 0);
+    /* The server layer answers nothing on stock: it will just close. */
+    expect_error_answer(431);
     ASSERT_INT(unit_requests_seen(), 0);
     finish();
 }
@@ -271,7 +293,7 @@ static void test_bad_start_line(void)
     connection_handle_request(u.c);
     ASSERT_INT(u.c->last_error_status, 400);
     ASSERT_INT(keep_alive(), 0);
-    ASSERT_INT(unit_readable_now(u.peer), 0);
+    expect_error_answer(400);
     ASSERT_INT(unit_log_count("status=400"), 1);
     finish();
 }
@@ -296,7 +318,7 @@ static void test_strict_ascii_url(void)
 
 /* HasIllegalControlChar in ReadString: a control byte in a request or
  * header line is a 400 at once (no CRLF awaited), keep-alive goes off and
- * the server layer sends nothing. */
+ * the server layer sends nothing (the 400 with B16's fix). */
 static void test_control_byte_400(void)
 {
     static const char *inputs[] = {
@@ -315,7 +337,7 @@ static void test_control_byte_400(void)
         /* 0x7f is not a control byte: strict ASCII refuses it instead. */
         ASSERT_INT(u.c->last_error_status, 400);
         ASSERT_INT(keep_alive(), 0);
-        ASSERT_INT(unit_readable_now(u.peer), 0);
+        expect_error_answer(400);
         ASSERT_INT(unit_requests_seen(), 0);
         finish();
     }
@@ -360,7 +382,7 @@ static void test_body_too_large(void)
     ASSERT_INT(u.c->last_error_status, 413);
     ASSERT_INT(keep_alive(), 0);
     ASSERT_INT(unit_requests_seen(), 0);
-    ASSERT_INT(unit_readable_now(u.peer), 0);
+    expect_error_answer(413);
     finish();
 
     open_conn();
@@ -452,6 +474,8 @@ static void test_body_cut_short(void)
     if (KIT_FIXED_B12) {
         ASSERT_INT(u.c->last_error_status, 400);
         ASSERT_INT(keep_alive(), 0);
+        /* The peer half-closed: it still reads B16's answer. */
+        expect_error_answer(400);
     } else {
         static const char want[10] = { 'a', 'b', 'c', 'd' };
 
@@ -514,7 +538,7 @@ static void test_body_read_timeout_408(void)
     connection_handle_request(u.c);
     ASSERT_INT(u.c->last_error_status, 408);
     ASSERT_INT(keep_alive(), 0);
-    ASSERT_INT(unit_readable_now(u.peer), 0);
+    expect_error_answer(408);
     ASSERT_INT(unit_requests_seen(), 0);
     finish();
     /* Without a read time-out there is no guard: end of stream ends it
@@ -533,7 +557,7 @@ static void test_request_read_timeout(void)
     check_408("GET / HTTP/1.1\r\nHost: a\r\n");
     check_408("GET / HT");
 
-    /* Through HandleRequest: keep-alive off, no response. */
+    /* Through HandleRequest: keep-alive off, no response (B16). */
     open_conn();
     srv.props.request_read_timeout = 5;
     start();
@@ -542,7 +566,7 @@ static void test_request_read_timeout(void)
     connection_handle_request(u.c);
     ASSERT_INT(u.c->last_error_status, 408);
     ASSERT_INT(keep_alive(), 0);
-    ASSERT_INT(unit_readable_now(u.peer), 0);
+    expect_error_answer(408);
     finish();
 }
 
@@ -699,6 +723,42 @@ static void keep_alive_thread_server(void)
     srv.props.keep_connections = 1;
     srv.props.keep_connection_timeout = 15000;
     srv.props.keep_connection_idle_timeout = 1; /* only so select() returns */
+}
+
+/* B14: a HEAD, then a GET on the same kept connection.  The HEAD's head
+ * says the length a GET of that route gets (the test handler's 404 text,
+ * 9 bytes); stock writes those 9 bytes after it, so they are what the
+ * client reads first when it waits for the GET's status line. */
+static void test_b14_head_then_get(void)
+{
+    char head[1024];
+    size_t n = 0;
+
+    keep_alive_thread_server();
+    start();
+    unit_write_str(u.peer, "HEAD /ping HTTP/1.1\r\nHost: a\r\n\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 0);
+    ASSERT_INT(keep_alive(), 1);
+    while (n < sizeof head - 1 && read(u.peer, head + n, 1) == 1) {
+        n++;
+        if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
+            break;
+    }
+    head[n] = '\0';
+    CU_ASSERT(strncmp(head, "HTTP/1.1 404", 12) == 0);
+    CU_ASSERT(strstr(head, "\r\nContent-Length: 9\r\n") != NULL);
+    /* Every byte of the response was written before HandleRequest returned. */
+    ASSERT_INT(unit_readable_now(u.peer), !KIT_FIXED_B14);
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    /* Stock: the GET's answer is read behind the HEAD's 9 stray bytes, so
+     * what comes first is no status line. */
+    ASSERT_INT(resp.status, KIT_FIXED_B14 ? 200 : 0);
+    if (KIT_FIXED_B14)
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+    finish();
 }
 
 static void test_b2_pipelined_request_pending(void)
@@ -948,6 +1008,142 @@ static void test_b11_framing(void)
     finish();
 }
 
+/* ---- errors answered (B16) ---------------------------------------------- */
+
+/* B16: a request that the reader rejects, through HandleRequest.  Stock logs
+ * the error, turns keep-alive off and writes nothing; the fix answers with
+ * the error's status in one write, after the same log line. */
+static void test_b16_errors_answered(void)
+{
+    static const struct {
+        const char *in;
+        int max_line, max_headers, max_body, read_timeout;
+        int status;
+    } cases[] = {
+        { "GET /ping FTP/1.0\r\nHost: a\r\n\r\n", 0, 0, 0, 0, 400 },
+        { "G3T /ping HTTP/1.1\r\nHost: a\r\n\r\n", 0, 0, 0, 0, 400 },
+        { "GET /ping HTTP/1.1\r\nX-A: a\x01b\r\n\r\n", 0, 0, 0, 0, 400 },
+        { "\x16\x03\x01\x02\x00\x01", 0, 0, 0, 0, 400 },
+        { "GET /ping HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", 0, 2, 0, 0, 400 },
+        { "GET /ping HTTP/1.1\r\nX: 0123456789012345678901234567890123456789\r\n\r\n",
+          32, 0, 0, 0, 431 },
+        { "POST /echo HTTP/1.1\r\nContent-Length: 11\r\n\r\n0123456789a", 0, 0, 10, 0, 413 },
+        { "GET /ping HTTP/1.1\r\nHost: a\r\n", 0, 0, 0, 5, 408 },
+        { "POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabcd", 0, 0, 0, 5, 408 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char logged[32];
+
+        open_conn();
+        srv.props.keep_connections = 1;
+        if (cases[i].max_line)
+            srv.props.max_line_length = cases[i].max_line;
+        if (cases[i].max_headers)
+            srv.props.max_header_count = cases[i].max_headers;
+        if (cases[i].max_body)
+            srv.props.max_body_size = cases[i].max_body;
+        srv.props.request_read_timeout = cases[i].read_timeout; /* only so the select() returns */
+        start();
+        atomic_store(&u.c->keep_alive, 1);
+        unit_log_clear();
+        unit_write_all(u.peer, cases[i].in, strlen(cases[i].in));
+        connection_handle_request(u.c);
+        ASSERT_INT(u.c->last_error_status, cases[i].status);
+        ASSERT_INT(keep_alive(), 0);
+        ASSERT_INT(unit_requests_seen(), 0);
+        /* Upstream's log line stays, once. */
+        snprintf(logged, sizeof logged, "status=%d", cases[i].status);
+        ASSERT_INT(unit_log_count(logged), 1);
+        ASSERT_INT(unit_send_calls(), KIT_FIXED_B16);
+        expect_error_answer(cases[i].status);
+        finish();
+    }
+}
+
+/* B16: what is never answered, fix or not.  The empty request (the peer
+ * closed, or a quiet connection's time-out before its first byte) raises
+ * nothing; an error raised once a response has started (its write failed:
+ * the peer stopped reading) gets no second one. */
+static void test_b16_not_answered(void)
+{
+    int quiet;
+
+    for (quiet = 0; quiet < 2; quiet++) {
+        open_conn();
+        srv.props.keep_connections = 1;
+        srv.props.request_read_timeout = quiet ? 5 : 0;
+        start();
+        atomic_store(&u.c->keep_alive, 1);
+        if (!quiet)
+            shutdown(u.peer, SHUT_WR);
+        connection_handle_request(u.c);
+        ASSERT_INT(u.c->empty_detected, 1);
+        ASSERT_INT(u.c->last_error_status, 0);
+        ASSERT_INT(unit_send_calls(), 0);
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+        finish();
+    }
+    /* The response's own write fails (EPIPE, no SIGPIPE): a 500 is raised
+     * after the response started, and nothing more is written. */
+    open_conn();
+    start();
+    shutdown(u.peer, SHUT_RD);
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    ASSERT_INT(unit_requests_seen(), 1);
+    ASSERT_INT(u.c->last_error_status, 500);
+    ASSERT_INT(unit_send_calls(), 1);
+    finish();
+    /* The peer is gone before the answer: its write fails and is ignored
+     * (no SIGPIPE: MSG_NOSIGNAL), HandleRequest returns as on stock. */
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET /ping FTP/1.0\r\n\r\n");
+    shutdown(u.peer, SHUT_RD);
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 400);
+    ASSERT_INT(unit_send_calls(), KIT_FIXED_B16);
+    ASSERT_INT(unit_log_count("status=400"), 1);
+    finish();
+}
+
+/* B16 beside B11 and B10.  B11's fix answers an ambiguous framing itself
+ * and raises nothing: one response, never a second.  After B10's interim
+ * 100, a body that never comes is a 408, and the fix answers it: the
+ * interim answer is no response to the request. */
+static void test_b16_with_b11_b10(void)
+{
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nHost: a\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.ok, 1);
+    ASSERT_INT(resp.status, KIT_FIXED_B11 ? 501 : 200);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+
+    open_conn();
+    srv.props.request_read_timeout = 5; /* only so the select() returns */
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n"
+                           "Expect: 100-continue\r\n\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 408);
+    if (KIT_FIXED_B10) {
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.status, 100);
+    }
+    ASSERT_INT(unit_send_calls(), KIT_FIXED_B10 + KIT_FIXED_B16);
+    expect_error_answer(408);
+    finish();
+}
+
 /* ---- socket set-up, IDs, log ------------------------------------------- */
 
 static void test_socket_setup(void)
@@ -1058,10 +1254,14 @@ static const struct unit_test connection_tests[] = {
     { "keep_alive_flag", test_keep_alive_flag },
     { "b4_announce_close_modes", test_announce_close_modes },
     { "b2_pipelined_request_pending", test_b2_pipelined_request_pending },
+    { "b14_head_then_get", test_b14_head_then_get },
     { "b5_post_then_get", test_b5_post_then_get },
     { "b3_writes_per_response", test_b3_writes_per_response },
     { "b10_expect_continue", test_b10_expect_continue },
     { "b11_framing", test_b11_framing },
+    { "b16_errors_answered", test_b16_errors_answered },
+    { "b16_not_answered", test_b16_not_answered },
+    { "b16_with_b11_b10", test_b16_with_b11_b10 },
     { "socket_setup", test_socket_setup },
     { "ids_and_log", test_ids_and_log },
     { "idle_timeout_fallback", test_idle_timeout_fallback },

@@ -204,6 +204,19 @@ static void test_bad_numbers(void)
     ASSERT_INT(opts.props.keep_connection_timeout, 2147483647);
 }
 
+/* --stop: what the program does after the accept loop ended (B15). */
+static void test_stop(void)
+{
+    ASSERT_INT(parse(NULL), 0);
+    ASSERT_INT(opts.stop_free, 0);          /* bounded by default */
+    ASSERT_INT(parse("--stop", "free", NULL), 0);
+    ASSERT_INT(opts.stop_free, 1);
+    ASSERT_INT(parse("--stop=free", "--stop", "bounded", NULL), 0);
+    ASSERT_INT(opts.stop_free, 0);          /* the later flag wins */
+    expect_error("--stop", "forever");
+    expect_error("--stop", NULL);
+}
+
 static void test_bad_words(void)
 {
     expect_error("--thread-mode", "fast");
@@ -333,7 +346,7 @@ static void test_help(void)
         "--max-line-length", "--max-header-count", "--max-body-size",
         "--no-strict-ascii-url", "--queue-size", "--pool-threads",
         "--on-allow-connect", "--socket-handler", "--request-nodelay",
-        "--horse", "--help",
+        "--horse", "--stop", "--help",
     };
     size_t i;
 
@@ -368,6 +381,7 @@ static const struct unit_test options_tests[] = {
     { "horse_then_overrides", test_horse_then_overrides },
     { "bad_numbers", test_bad_numbers },
     { "bad_words", test_bad_words },
+    { "stop", test_stop },
     { "unknown_flag", test_unknown_flag },
     { "equals_form", test_equals_form },
     { "messages", test_messages },

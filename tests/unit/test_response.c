@@ -24,7 +24,7 @@ static void test_format_headers(void)
     char out[512];
     int n;
 
-    response_init(&r, NULL);
+    response_init(&r, NULL, NULL);
     ASSERT_INT(r.code, 200);
     response_set_header(&r, "Content-Type", "text/plain");
     response_set_header(&r, "X-A", "1");
@@ -46,7 +46,7 @@ static void test_set_header(void)
     char name[16];
     int i;
 
-    response_init(&r, NULL);
+    response_init(&r, NULL, NULL);
     response_set_header(&r, "Connection", "keep-alive");
     response_set_header(&r, "connection", "close");
     ASSERT_INT(r.header_count, 1);
@@ -76,7 +76,7 @@ static void test_set_content(void)
 {
     struct http_response r;
 
-    response_init(&r, NULL);
+    response_init(&r, NULL, NULL);
     ASSERT_INT(response_set_content(&r, "abc", 3), 0);
     ASSERT_MEM(r.content, r.content_len, "abc");
     ASSERT_INT(response_set_content(&r, "", 0), 0);
@@ -96,7 +96,7 @@ static void send_and_count(const char *body, size_t body_len,
 
     unit_server_init(&s);
     unit_conn_open(&u, &s);
-    response_init(&r, u.c);
+    response_init(&r, u.c, NULL);
     response_set_header(&r, "X-Test", "1");
     if (body_len)
         response_set_content(&r, body, body_len);

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "connection.h"
 #include "httpserver.h"
+#include "request.h"
 #include "response.h"
 #include "stream.h"
 #include "unit.h"
@@ -164,7 +166,7 @@ static void response_stream_of(uint64_t size, int want_sends)
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
     unit_server_init(&s);
     unit_conn_open(&u, &s);
-    response_init(&r, u.c);
+    response_init(&r, u.c, NULL);
     response_set_content_stream(&r, test_stream_new(size, 0));
     ASSERT_INT(response_content_length(&r), size);
     ASSERT_INT(response_send_content(&r), 0);
@@ -194,12 +196,57 @@ static void test_response_stream_beyond_bound(void)
     response_stream_of(70000, 2);
 }
 
+/* B14: a response to HEAD says the length a GET would get and sends no
+ * byte of its ContentStream (stock sends the whole stream after the head),
+ * within and beyond coalesce-writes' bound. */
+static void response_stream_to_head(uint64_t size)
+{
+    static struct httpserver s;
+    struct unit_conn u;
+    struct http_response r;
+    struct http_request *req = request_new();
+    char head[4096], len[48];
+    size_t n = 0, after = 0;
+    char byte;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+    ASSERT_INT(request_set_start_line(req, "HEAD", 4, "/file", 5, "1.1", 3), 0);
+    unit_server_init(&s);
+    unit_conn_open(&u, &s);
+    response_init(&r, u.c, req);
+    response_set_content_stream(&r, test_stream_new(size, 0));
+    ASSERT_INT(response_send_content(&r), 0);
+    response_free_content(&r);
+    connection_free(u.c); /* the server's side closes: EOF ends the read */
+    u.c = NULL;
+    /* The head, byte by byte, then whatever follows it until the close. */
+    while (n < sizeof head - 1 && read(u.peer, head + n, 1) == 1) {
+        n++;
+        if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
+            break;
+    }
+    head[n] = '\0';
+    while (read(u.peer, &byte, 1) == 1)
+        after++;
+    unit_conn_close(&u);
+    snprintf(len, sizeof len, "Content-Length: %llu\r\n", (unsigned long long)size);
+    CU_ASSERT(strstr(head, len) != NULL);
+    ASSERT_INT(after, KIT_FIXED_B14 ? 0 : size);
+    request_free(req);
+}
+
+static void test_b14_head_stream(void)
+{
+    response_stream_to_head(5000);
+    response_stream_to_head(70000);
+}
+
 static void test_content_replaces_stream(void)
 {
     /* SetContent drops a ContentStream (upstream frees it when it owns it). */
     struct http_response r;
 
-    response_init(&r, NULL);
+    response_init(&r, NULL, NULL);
     response_set_content_stream(&r, test_stream_new(10, 0));
     ASSERT_INT(response_set_content(&r, "abc", 3), 0);
     CU_ASSERT_PTR_NULL(r.content_stream);
@@ -213,6 +260,7 @@ static const struct unit_test stream_tests[] = {
     { "copy_count", test_copy_count },
     { "copy_errors", test_copy_errors },
     { "response_stream", test_response_stream },
+    { "b14_head_stream", test_b14_head_stream },
     { "response_stream_beyond_bound", test_response_stream_beyond_bound },
     { "content_replaces_stream", test_content_replaces_stream },
 };
