@@ -19,6 +19,11 @@
   stderr:  one line per served request with "conn=<id> req=<n>", one line
            with "on-allow-connect" each time the user OnAllowConnect hook runs,
            plus "connection-open" / "connection-closed" lines.
+  SIGTERM: the accept loop ends; by default the program then leaves at once
+           (FpExit(0)); with --stop free it runs Server.Free (what an
+           application's Active:=False; Free does) and logs "stop: Free
+           returned" when it returns, then exits 0 (B15: it may never
+           return); a second signal then exits at once with status 3.
 
   Flags that the compiler's fcl-web does not support exit with status 2 and
   a message starting with "unsupported:" so a harness can skip that row.
@@ -158,6 +163,7 @@ var
   ListenPort: Integer = 0;
   ListenFd: TSocketHandle = -1;
   Stopping: Boolean = False;
+  StopFree: Boolean = False;   { --stop free: Free the server as upstream does }
 
 procedure LogLine(const S: string);
 var
@@ -590,7 +596,16 @@ end;
 
 {$ifdef unix}
 procedure HandleStopSignal(Sig: cint); cdecl;
+const
+  Second = 'fpserver: second stop signal: Free did not return; exiting with status 3'#10;
 begin
+  { --stop free: Free may never return (B15); a second signal leaves at
+    once, saying so (async-signal-safe: write and _exit only). }
+  if Stopping and StopFree then
+  begin
+    fpWrite(2, Second[1], Length(Second));
+    FpExit(3);
+  end;
   Stopping := True;
   { Unblocks accept(): the accept loop then raises, and the main program
     treats that as the requested shutdown. }
@@ -660,6 +675,7 @@ begin
   Row('--socket-handler nodelay', 'OnGetSocketHandler: handler whose Accept sets TCP_NODELAY', True);
   Row('--request-nodelay', 'TCP_NODELAY on Connection.Socket.Handle in the request handler', True);
   Row('--horse', 'Horse 3.3.4 settings (trunk: thread, keep-connections, 15000; 3.2.2: Threaded, QueueSize 15)', True);
+  Row('--stop bounded|free', 'on SIGTERM: bounded leaves at once (default); free runs Server.Free (Active:=False; Destroy) and logs "stop: Free returned"', True);
   Row('--help', 'this text', True);
 end;
 
@@ -818,6 +834,13 @@ begin
       SocketHandler := ArgValue(I, A)
     else if A = '--request-nodelay' then
       RequestNoDelay := True
+    else if A = '--stop' then
+    begin
+      A := ArgValue(I, A);
+      if (A <> 'bounded') and (A <> 'free') then
+        UsageError('--stop must be bounded or free');
+      StopFree := A = 'free';
+    end
     else if A = '--horse' then
     begin
       { Horse 3.3.4: thread mode thread; on FPC >= 3.3.1 also keep-connections
@@ -960,7 +983,11 @@ begin
       Watcher.WaitFor;
       Watcher.Free;
     end;
-    if Stopping then
+    if Stopping and StopFree then
+      { What an application's Active:=False; Free does: TFPCustomHttpServer.
+        Destroy waits for the connections with no bound (B15). }
+      LogLine('stop: accept loop ended; Free')
+    else if Stopping then
     begin
       { Leave at once: 3.2.2's destructor waits (unbounded) for connection
         threads, and a thread that met the POST+GET heap overrun (see
@@ -976,5 +1003,7 @@ begin
   finally
     Server.Free;
   end;
+  if Stopping and StopFree then
+    LogLine('stop: Free returned');
   DoneCriticalSection(LogLock);
 end.

@@ -46,6 +46,12 @@ const
   // How long TearDown lets the server close the connections of the clients it
   // closed before it unwedges a server the defect may have stuck.
   CloseWaitMs = 1000;
+  // Bounds TFPHttpServer.Free, which waits for the connections it has before
+  // it closes them (WaitForRequests: 10 looks 100 ms apart without a change).
+  FreeWatchdogMs = 2 * WatchdogMs;
+  // The time-outs of a server whose Free is tested: far beyond the run, so
+  // that none of them can end a wait that keeps Free from returning.
+  FarTimeoutMs = 600000;
 
 type
   TTestHTTPServerConnection = class;
@@ -97,6 +103,7 @@ type
   TTestHTTPConnection = class(TFPHTTPConnection)
   private
     FServing: Integer;
+    FOwner: TTestHTTPServerConnection;   // the server may be gone when it is freed
   protected
     procedure DoHandleRequest; override;
   public
@@ -117,12 +124,32 @@ type
     destructor Destroy; override;
   end;
 
+  { Runs Free on a server, so that the test can bound the wait for it. The
+    test's thread, the main thread, runs what the server's threads
+    Synchronize meanwhile (the pool's workers do as they end), as it would
+    in Free itself; the thread's own Synchronize at the end wakes it. }
+
+  TServerFreeThread = class(TThread)
+  private
+    FServer: TTestHTTPServer;
+    FDone: TSimpleEvent;
+    FError: string;
+    procedure Wake;
+  protected
+    procedure Execute; override;
+  public
+    constructor Create(aServer: TTestHTTPServer);
+    destructor Destroy; override;
+  end;
+
   TClientRead = (crResponse, crClosed, crReset, crWatchdog, crError);
 
   TTestResponse = record
     Code: Integer;
     Connection: string;
     Body: string;
+    ContentLength: Integer;   // its Content-Length (0 if none)
+    Lead: Integer;            // bytes before its status line (all of its head if none)
   end;
 
   { A raw TCP client: writes bytes, reads and parses responses. }
@@ -132,6 +159,7 @@ type
     FSocket: TInetSocket;
     FBuffer: RawByteString;
     FError: Integer;
+    FHeadOnly: Boolean;
     function TakeResponse(out aResponse: TTestResponse): Boolean;
   public
     constructor Create(aPort: Word);
@@ -142,6 +170,9 @@ type
     procedure ShutdownWrite;
     // The next response; the watchdog runs from the call.
     function ReadResponse(out aResponse: TTestResponse): TClientRead;
+    // The next response's head, as a client reads the response to a HEAD:
+    // no content, whatever its Content-Length; what follows stays unread.
+    function ReadHead(out aResponse: TTestResponse): TClientRead;
     // The next response, if it comes before aDeadline (GetTickCount64).
     function ReadResponseBy(aDeadline: QWord; out aResponse: TTestResponse): TClientRead;
     // Responses read until aWanted, or until the connection ends or the watchdog.
@@ -203,6 +234,7 @@ type
     FLoadReached: Integer;           // 1 once a load client has LoadTarget answers
     FLoadChanged: TSimpleEvent;
     FRequestsHandled: Integer;       // OnRequest calls
+    FRequestErrors: Integer;         // OnRequestError calls
     FWaitWatch: TRecordingSocketHandler;  // the connection whose waits for bytes are watched
     FWaitWatchBytes: Int64;          // a wait counts once this many bytes were received
     FWaitsSeen: Integer;             // waits of the watched connection that counted
@@ -227,6 +259,7 @@ type
     procedure HandlerWaits(aHandler: TRecordingSocketHandler; aHeapGrowth: Int64);
     procedure GetSocketHandler(Sender: TObject; const UseSSL: Boolean; out AHandler: TSocketHandler);
     procedure CountAllowConnect(Sender: TObject; ASocket: Longint; var Allow: Boolean);
+    procedure CountRequestError(Sender: TObject; E: Exception);
     procedure HandleRequest(Sender: TObject; var ARequest: TFPHTTPConnectionRequest;
       var AResponse: TFPHTTPConnectionResponse);
     // Test helpers.
@@ -240,6 +273,7 @@ type
     procedure WatchWaits(aIndex: Integer; aBytes: Int64);
     function WritesOf(aIndex, aFrom: Integer): TWriteLog;
     procedure UseKeepAliveThreads(aKeepConnectionTimeout: Integer);
+    function NewServer: TTestHTTPServer;
     procedure StartServer;
     procedure StopServer;
     procedure WakeAcceptor;
@@ -264,6 +298,9 @@ type
     procedure TestAmbiguousFramingIsRejected;
     procedure TestBodyIsReadAsItArrives;
     procedure TestConnectionOptionsDecideKeepAlive;
+    procedure TestHeadResponseHasNoContent;
+    procedure TestFreeReturnsWhileClientsStayConnected;
+    procedure TestRequestErrorsAreAnswered;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -412,6 +449,7 @@ function TTestHTTPServer.CreateConnection(Data: TSocketStream): TFPHTTPConnectio
 begin
   FOwner.ConnectionMade;
   Result := TTestHTTPConnection.Create(Self, Data);
+  TTestHTTPConnection(Result).FOwner := FOwner;
 end;
 
 function TTestHTTPServer.PoolMaxThreads: Integer;
@@ -464,9 +502,8 @@ destructor TTestHTTPConnection.Destroy;
 var
   O: TTestHTTPServerConnection;
 begin
-  O := nil;
-  if Server is TTestHTTPServer then
-    O := TTestHTTPServer(Server).FOwner;
+  // Not through Server: a server being freed may be gone before its connections.
+  O := FOwner;
   inherited Destroy;
   // Last: once the count is 0 the test may free the server.
   if Assigned(O) then
@@ -498,6 +535,38 @@ begin
       FError := E.ClassName + ': ' + E.Message;
   end;
   FDone.SetEvent;
+end;
+
+{ TServerFreeThread }
+
+constructor TServerFreeThread.Create(aServer: TTestHTTPServer);
+begin
+  FServer := aServer;
+  FDone := TSimpleEvent.Create;
+  FreeOnTerminate := False;
+  inherited Create(False);
+end;
+
+destructor TServerFreeThread.Destroy;
+begin
+  FreeAndNil(FDone);
+  inherited Destroy;
+end;
+
+procedure TServerFreeThread.Wake;
+begin
+end;
+
+procedure TServerFreeThread.Execute;
+begin
+  try
+    FServer.Free;
+  except
+    on E: Exception do
+      FError := E.ClassName + ': ' + E.Message;
+  end;
+  FDone.SetEvent;
+  Synchronize(@Wake);
 end;
 
 { TTestClient }
@@ -556,6 +625,12 @@ begin
   finally
     Head.Free;
   end;
+  aResponse.ContentLength := Len;
+  aResponse.Lead := Pos('HTTP/', Copy(FBuffer, 1, P)) - 1;
+  if aResponse.Lead < 0 then
+    aResponse.Lead := P - 1;
+  if FHeadOnly then
+    Len := 0;
   if Length(FBuffer) < P + 3 + Len then
     Exit(False);
   aResponse.Body := Copy(FBuffer, P + 4, Len);
@@ -566,6 +641,16 @@ end;
 function TTestClient.ReadResponse(out aResponse: TTestResponse): TClientRead;
 begin
   Result := ReadResponseBy(GetTickCount64 + WatchdogMs, aResponse);
+end;
+
+function TTestClient.ReadHead(out aResponse: TTestResponse): TClientRead;
+begin
+  FHeadOnly := True;
+  try
+    Result := ReadResponse(aResponse);
+  finally
+    FHeadOnly := False;
+  end;
 end;
 
 function TTestClient.ReadResponseBy(aDeadline: QWord; out aResponse: TTestResponse): TClientRead;
@@ -854,8 +939,18 @@ begin
     FReleaseHeld.WaitFor(2 * WatchdogMs);
     AResponse.Content := 'held';
   end
+  else if ARequest.PathInfo = '/stream' then
+  begin
+    AResponse.FreeContentStream := True;
+    AResponse.ContentStream := TStringStream.Create('pong');
+  end
   else
     AResponse.Content := 'pong';
+end;
+
+procedure TTestHTTPServerConnection.CountRequestError(Sender: TObject; E: Exception);
+begin
+  InterLockedIncrement(FRequestErrors);
 end;
 
 { TTestHTTPServerConnection: helpers }
@@ -903,12 +998,17 @@ begin
   inherited SetUp;
   FNoDelayAtAccept := False;
   FNoConnections.SetEvent;
-  FServer := TTestHTTPServer.Create(nil);
-  FServer.FOwner := Self;
-  FServer.Address := '127.0.0.1';
-  FServer.Port := 0;
-  FServer.OnRequest := @HandleRequest;
-  FServer.OnGetSocketHandler := @GetSocketHandler;
+  FServer := NewServer;
+end;
+
+function TTestHTTPServerConnection.NewServer: TTestHTTPServer;
+begin
+  Result := TTestHTTPServer.Create(nil);
+  Result.FOwner := Self;
+  Result.Address := '127.0.0.1';
+  Result.Port := 0;
+  Result.OnRequest := @HandleRequest;
+  Result.OnGetSocketHandler := @GetSocketHandler;
 end;
 
 procedure TTestHTTPServerConnection.TearDown;
@@ -1659,6 +1759,9 @@ begin
   C.ShutdownWrite;
   O := C.ReadResponse(R);
   Handled := Counted(FRequestsHandled);
+  // Where a rejected request is answered (B16), its 400 comes before the close.
+  if (O = crResponse) and (Handled = 0) and (R.Code = 400) and SameText(R.Connection, 'close') then
+    O := C.ReadResponse(R);
   if not (O in [crClosed, crReset]) or (Handled <> 0) then
   begin
     Zeros := 0;
@@ -1754,6 +1857,255 @@ begin
       '9.3: HTTP/1.1 or a later 1.x version persists unless told otherwise)', [C.Describe(O)]);
   if Failures <> '' then
     Fail(Failures);
+end;
+
+{ B14 }
+
+procedure TTestHTTPServerConnection.TestHeadResponseHasNoContent;
+const
+  // A route that sets Content, and one that sets a ContentStream the
+  // response frees (FreeContentStream).
+  Paths: array[0..1] of string = ('/ping', '/stream');
+var
+  C: TTestClient;
+  H, R: TTestResponse;
+  O: TClientRead;
+  Failures, Failure: string;
+  I: Integer;
+begin
+  // A kept connection waits the watchdog for its next request: only the
+  // request can end it before.
+  UseKeepAliveThreads(WatchdogMs);
+  StartServer;
+  Failures := '';
+  for I := Low(Paths) to High(Paths) do
+  begin
+    // A HEAD, then a GET of the same route on the same connection. The
+    // client reads the head of the response to HEAD and no content (RFC 9112
+    // 6.3), so the GET's status line must be the next byte it reads.
+    C := Connect;
+    C.Send('HEAD ' + Paths[I] + ' HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + CRLF);
+    O := C.ReadHead(H);
+    AssertTrue(Format('the HEAD %s %s', [Paths[I], C.Describe(O)]), O = crResponse);
+    AssertEquals(Format('the status of the HEAD %s', [Paths[I]]), 200, H.Code);
+    C.Send(Get(Paths[I]));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('the GET %s after the HEAD on its connection %s', [Paths[I], C.Describe(O)]),
+      O = crResponse);
+    Failure := '';
+    if R.Lead <> 0 then
+      Failure := Format('the response to HEAD %s (Content-Length: %d) carried %d bytes of content after ' +
+        'its head (RFC 9110 9.3.2: the server must not send content in a response to HEAD): the ' +
+        'client, which reads none, took them for the start of the next response on the connection, ' +
+        'the GET %s''s, and read its status as %d', [Paths[I], H.ContentLength, R.Lead, Paths[I], R.Code])
+    else if (R.Code <> 200) or (R.ContentLength = 0) then
+      Failure := Format('the GET %s after the HEAD was answered %d with a Content-Length of %d, ' +
+        'where the route answers 200 with content', [Paths[I], R.Code, R.ContentLength])
+    else if H.ContentLength <> R.ContentLength then
+      Failure := Format('the response to HEAD %s has a Content-Length of %d, that to the GET %d (RFC ' +
+        '9110 9.3.2: the same header fields as a GET would get)', [Paths[I], H.ContentLength, R.ContentLength]);
+    if Failure <> '' then
+      Failures := Failures + BoolToStr(Failures = '', '', '; ') + Failure;
+  end;
+  if Failures <> '' then
+    Fail(Failures);
+end;
+
+{ B15 }
+
+procedure TTestHTTPServerConnection.TestFreeReturnsWhileClientsStayConnected;
+type
+  TFreeCase = record
+    Name: string;
+    Mode: TThreadMode;
+    IdleTimeout: Integer;            // KeepConnectionIdleTimeout
+    Server: TTestHTTPServer;
+    Client: TTestClient;
+    Freeing: TServerFreeThread;
+    Returned: Boolean;
+  end;
+var
+  Cases: array[0..3] of TFreeCase;
+  R: TTestResponse;
+  O: TClientRead;
+  I, Open, Returned, Closed, Left: Integer;
+  Deadline: QWord;
+  Wait: Int64;
+  Hung, NotClosed: string;
+begin
+  // A kept-alive connection between two requests, in each mode: in the pool
+  // once with no task (a task gives a connection back at once with
+  // KeepConnectionIdleTimeout 0) and once with its task waiting for the next
+  // request; in tmThread with its thread waiting for it.
+  Cases[0].Name := 'tmThreadPool (the connection with no task)';
+  Cases[0].Mode := tmThreadPool;
+  Cases[0].IdleTimeout := 0;
+  Cases[1].Name := 'tmThreadPool (a task waiting for the next request)';
+  Cases[1].Mode := tmThreadPool;
+  Cases[1].IdleTimeout := FarTimeoutMs;
+  Cases[2].Name := 'tmPolled';
+  Cases[2].Mode := tmPolled;
+  Cases[2].IdleTimeout := FarTimeoutMs;
+  Cases[3].Name := 'tmThread';
+  Cases[3].Mode := tmThread;
+  Cases[3].IdleTimeout := FarTimeoutMs;
+  // Until every server is freed: a server whose Free does not return is left
+  // running, and its threads may still call this test case.
+  FAbandoned := True;
+  // Each case has a server of its own; the one SetUp made is not used.
+  FreeAndNil(FServer);
+  for I := Low(Cases) to High(Cases) do
+  begin
+    FServer := NewServer;
+    FServer.ThreadMode := Cases[I].Mode;
+    FServer.KeepConnections := True;
+    FServer.KeepConnectionTimeout := FarTimeoutMs;
+    FServer.KeepConnectionIdleTimeout := Cases[I].IdleTimeout;
+    FServer.RequestReadTimeout := FarTimeoutMs;
+    FListening.ResetEvent;
+    StartServer;
+    Cases[I].Client := Connect;
+    Cases[I].Client.Send(Get('/ping'));
+    O := Cases[I].Client.ReadResponse(R);
+    AssertTrue(Format('%s: the GET %s', [Cases[I].Name, Cases[I].Client.Describe(O)]), O = crResponse);
+    AssertFalse(Format('%s: the GET''s response says Connection: close', [Cases[I].Name]),
+      SameText(R.Connection, 'close'));
+    // The accept loop stops, as it has when an application frees its server
+    // after Active:=True returned.
+    FServer.Active := False;
+    WakeAcceptor;
+    AssertTrue(Format('%s: the accept loop stopped within the %d ms watchdog', [Cases[I].Name, WatchdogMs]),
+      FThread.FDone.WaitFor(WatchdogMs) = wrSignaled);
+    FThread.WaitFor;
+    FreeAndNil(FThread);
+    Cases[I].Server := FServer;
+    FServer := nil;
+  end;
+  // Free every server at once, each in a thread of its own, with every client
+  // still connected; the watchdog is the verdict's only bound. Meanwhile
+  // this thread runs what the servers' threads Synchronize, as Free would on
+  // the main thread (TThread.WaitFor does).
+  Open := Counted(FLive);
+  for I := Low(Cases) to High(Cases) do
+    Cases[I].Freeing := TServerFreeThread.Create(Cases[I].Server);
+  Deadline := GetTickCount64 + FreeWatchdogMs;
+  repeat
+    Returned := 0;
+    for I := Low(Cases) to High(Cases) do
+      if Cases[I].Freeing.FDone.WaitFor(0) = wrSignaled then
+        Inc(Returned);
+    Wait := Int64(Deadline) - Int64(GetTickCount64);
+    if (Returned = Length(Cases)) or (Wait <= 0) then
+      Break;
+    CheckSynchronize(Wait);
+  until False;
+  Returned := 0;
+  Hung := '';
+  for I := Low(Cases) to High(Cases) do
+  begin
+    Cases[I].Returned := Cases[I].Freeing.FDone.WaitFor(0) = wrSignaled;
+    if Cases[I].Returned then
+      Inc(Returned)
+    else
+      Hung := Hung + BoolToStr(Hung = '', '', ', ') + Cases[I].Name;
+  end;
+  // A server whose Free returned has closed its client's connection.
+  Closed := 0;
+  NotClosed := '';
+  for I := Low(Cases) to High(Cases) do
+    if Cases[I].Returned then
+    begin
+      Cases[I].Freeing.WaitFor;
+      AssertEquals(Format('%s: an exception in Free', [Cases[I].Name]), '', Cases[I].Freeing.FError);
+      FreeAndNil(Cases[I].Freeing);
+      O := Cases[I].Client.ReadResponse(R);
+      if O in [crClosed, crReset] then
+        Inc(Closed)
+      else
+        NotClosed := NotClosed + BoolToStr(NotClosed = '', '', '; ') + Cases[I].Name + ' ' +
+          Cases[I].Client.Describe(O);
+    end;
+  if Returned < Length(Cases) then
+    Fail(Format('TFPHttpServer.Free did not return within the %d ms watchdog, with a kept-alive client ' +
+      'connected to each server (every time-out %d ms), in %d of %d cases: %s; %d connections were open ' +
+      'when Free was called (Free must close and free the connections of clients that stay connected: ' +
+      'nothing else will)', [FreeWatchdogMs, FarTimeoutMs, Length(Cases) - Returned, Length(Cases), Hung,
+      Open]));
+  AssertEquals(Format('clients whose connection the server closed when it was freed (not closed: %s)',
+    [NotClosed]), Length(Cases), Closed);
+  // Every connection object is freed (the last one on its own thread, maybe
+  // just after Free returned).
+  FNoConnections.WaitFor(WatchdogMs);
+  Left := Counted(FLive);
+  AssertEquals(Format('connection objects left after Free returned (of %d open when it was called)',
+    [Open]), 0, Left);
+  FAbandoned := False;
+end;
+
+{ B16 }
+
+procedure TTestHTTPServerConnection.TestRequestErrorsAreAnswered;
+const
+  Probes: array[0..4] of record
+    Name, Request: string;
+    Code: Integer;
+    Rfc: string;
+  end = (
+    (Name: 'an invalid request line (GET /ping FTP/1.0)';
+     Request: 'GET /ping FTP/1.0' + #13#10 + 'Host: 127.0.0.1' + #13#10 + #13#10;
+     Code: 400; Rfc: 'RFC 9112 3'),
+    (Name: 'a control byte in a header line';
+     Request: 'GET /ping HTTP/1.1' + #13#10 + 'X-A: a' + #1 + 'b' + #13#10 + #13#10;
+     Code: 400; Rfc: 'RFC 9112 5'),
+    (Name: 'a header line above MaxLineLength (64)';
+     Request: 'GET /ping HTTP/1.1' + #13#10 + 'X-A: ' +
+       '0123456789012345678901234567890123456789012345678901234567890123456789' + #13#10 + #13#10;
+     Code: 431; Rfc: 'RFC 6585 5'),
+    (Name: 'a body above MaxBodySize (10)';
+     Request: 'POST /echo HTTP/1.1' + #13#10 + 'Host: 127.0.0.1' + #13#10 + 'Content-Length: 11' + #13#10 +
+       #13#10 + '0123456789a';
+     Code: 413; Rfc: 'RFC 9110 15.5.14'),
+    (Name: 'a head that stops coming (RequestReadTimeout 200 ms)';
+     Request: 'GET /ping HTTP/1.1' + #13#10 + 'Host: 127.0.0.1' + #13#10;
+     Code: 408; Rfc: 'RFC 9110 15.5.9'));
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I: Integer;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  FServer.MaxLineLength := 64;
+  FServer.MaxBodySize := 10;
+  FServer.RequestReadTimeout := 200;
+  FServer.OnRequestError := @CountRequestError;
+  StartServer;
+  for I := Low(Probes) to High(Probes) do
+  begin
+    C := Connect;
+    C.Send(Probes[I].Request);
+    O := C.ReadResponse(R);
+    AssertTrue(Format('the request with %s %s, where the server should answer it %d (%s): the ' +
+      'server rejected it and closed the connection with no status', [Probes[I].Name, C.Describe(O),
+      Probes[I].Code, Probes[I].Rfc]), O = crResponse);
+    AssertEquals(Format('the status of the answer to the request with %s', [Probes[I].Name]),
+      Probes[I].Code, R.Code);
+    AssertEquals(Format('the Connection header of the %d to the request with %s', [R.Code, Probes[I].Name]),
+      'close', LowerCase(R.Connection));
+    AssertEquals(Format('the content of the %d', [R.Code]), Format('Error %d', [R.Code]), Trim(R.Body));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('after the %d to the request with %s the connection must close, and it %s',
+      [Probes[I].Code, Probes[I].Name, C.Describe(O)]), O in [crClosed, crReset]);
+  end;
+  // The application still hears of every error, once.
+  AssertEquals('OnRequestError calls for the rejected requests', Length(Probes), Counted(FRequestErrors));
+  // A client that closes without a request is not answered.
+  C := Connect;
+  C.ShutdownWrite;
+  O := C.ReadResponse(R);
+  AssertTrue('a connection closed by its client before any request ' + C.Describe(O) +
+    ', where the server closes it without a response', O in [crClosed, crReset]);
+  AssertEquals('requests dispatched', 0, Counted(FRequestsHandled));
 end;
 
 { Hazards of a fix of the pool }

@@ -334,7 +334,48 @@ judge_b13() {   # grep -c: the answers on one connection, to a GET with "Connect
     else echo "inconclusive $fig"; fi
 }
 
-# one_run PROG EXE TAG: start, the command(s), stop, judge; sets VERDICT.
+judge_b14() {   # awk's lines: the HEAD response's Content-Length, the bytes that came after its head
+    local cl after
+    cl=$(awk '$1 == "Content-Length:" { print $2; exit }' "$1") after=$(awk '/^bytes after the head:/ { print $NF }' "$1")
+    local fig="the response to HEAD: Content-Length ${cl:-none}, ${after:-no count of the} bytes after its head"
+    if [[ ! $cl =~ ^[0-9]+$ ]] || ((cl == 0)) || [[ ! $after =~ ^[0-9]+$ ]]; then
+        echo "inconclusive $fig (want the Content-Length a GET gets, and a count)"
+    elif ((after == 0)); then echo "fixed $fig"
+    elif ((after == cl)); then echo "defect $fig (the content a GET gets)"
+    else echo "inconclusive $fig"; fi
+}
+
+# settle_bN LOG PID (if defined): what the program does on its own after the
+# command, waited for before it is stopped.  B15: the program frees its
+# server once the command has stopped the accept loop; FREE_WAIT_S bounds
+# the wait for its "Free returned" line (the fix: about 1 s).
+FREE_WAIT_S=10
+settle_b15() { wait_for_line "$1" '^b15: Free returned' "$2" $((FREE_WAIT_S * 20)) || true; }
+
+judge_b15() {   # the command's two status lines and its kept-alive connection's end; the program's lines
+    local ok closed freeing returned
+    ok=$(grep -c 'HTTP/1.1 200' "$1") closed=$(grep -c '^kept-alive connection closed by the server' "$1")
+    freeing=$(grep -c '^b15: freeing the server' "$2") returned=$(grep -c '^b15: Free returned' "$2")
+    local fig="$ok of 2 GETs answered, kept-alive connection closed: $closed; the program: 'freeing the server' $freeing, 'Free returned' $returned within $FREE_WAIT_S s"
+    if ((ok != 2 || freeing != 1)); then echo "inconclusive $fig (want both answered and the accept loop stopped)"
+    elif ((returned == 1 && closed == 1)); then echo "fixed $fig"
+    elif ((returned == 0)); then echo "defect $fig (Free never returned)"
+    else echo "inconclusive $fig"; fi
+}
+
+judge_b16() {   # what the server sent for a request line with FTP/1.0 until it closed; cat's exit
+    local lines first close ex
+    lines=$(grep -c '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/^\[cat exit \([0-9]*\)\]$/\1/p' "$1")
+    close=$(tr -d '\r' < "$1" | grep -ci '^connection: close$')
+    local fig="$lines response(s)${first:+, the first '${first%$'\r'}'}, Connection: close $close, cat exit ${ex:-none}"
+    if [[ $ex != 0 ]]; then echo "inconclusive $fig (want the server's close: exit 0)"
+    elif ((lines == 0)) && [[ $(grep -avc '^\[cat exit' "$1") == 0 ]]; then echo "defect $fig (closed without a byte)"
+    elif ((lines == 1 && close == 1)) && [[ $first == 'HTTP/1.1 400'* ]]; then echo "fixed $fig"
+    else echo "inconclusive $fig"; fi
+}
+
+# one_run PROG EXE TAG: start, the command(s), what the program does after
+# them (settle_PROG, if any), stop, judge; sets VERDICT.
 # (Not in a $(...): the servers and clients it starts must stay this
 # shell's, for its cleanup.)
 one_run() {
@@ -348,6 +389,7 @@ one_run() {
         VERDICT="hung the command still ran after ${WATCHDOG_S} s"
         return
     fi
+    if declare -F "settle_$prog" > /dev/null; then "settle_$prog" "$base.server.log" "$SRV_PID"; fi
     stop_server "$SRV_PID"
     VERDICT=$("judge_$prog" "$base.out" "$base.server.log")
 }
