@@ -91,6 +91,11 @@ def clients_for(srv: kit.Server) -> dict:
         "curl": curl,
         "node": run_client(["node", str(CLIENTS / "node-agent.js"), h, p, "200", "0"]),
         "urllib3": run_client(["/usr/bin/python3", str(CLIENTS / "urllib3-pool.py"), h, p, "200", "0"]),
+        # B14: a HEAD, then a GET on the same connection, by curl, Python's
+        # http.client and Node's http.Agent.
+        "head": run_client([str(CLIENTS / "head-then-get.sh"), h, p]),
+        # B16: requests the server rejects while reading them, by curl.
+        "rejected": run_client([str(CLIENTS / "rejected-request.sh"), h, p]),
         # wrk's rates are figures only: 1 s each, niced, so that a load
         # generator at full speed does not slow the matrix running beside it.
         "wrk-c1": run_client(["nice", "-n", "10", str(CLIENTS / "wrk.sh"), h, p, "1", "1"]),
@@ -136,6 +141,62 @@ def pool_figure(name: str, c: dict) -> str:
     hdrs = ", ".join(f"{k}: {v}" for k, v in c.get("connection_headers", {}).items())
     return (f"{name}, 200 back to back: {c['stale_failures']} stale-socket failures, "
             f"{c['reused']} reused sockets, Connection headers [{hdrs}]")
+
+
+def head_figure(c: dict) -> str:
+    """B14 through real clients: per client, HEAD and GET on one connection
+    or what went wrong."""
+    if "clients" not in c:
+        return f"head-then-get did not run: {c}"
+    return "HEAD then GET: " + "; ".join(
+        f"{n} " + ("both answered on one connection" if r["both_on_one"] else
+                   r.get("error") or f"GET {r.get('get_status')} on "
+                   + ("the same" if r.get("reused") else "another") + " connection")
+        for n, r in c["clients"].items())
+
+
+def head_judge(variant: str, c: dict) -> list[str]:
+    """On a kept connection: with B14 fixed every client gets the HEAD's
+    and the GET's answers on one connection; with it, Node's http.Agent
+    never does (its parser meets the stray content, or drops the socket).
+    curl and http.client are figures only there: each drops stray bytes
+    that come in the same read as the head (curl: "Excess found") and fails
+    only on those that come after it, which the server's two writes make
+    a matter of timing."""
+    if "clients" not in c:
+        return [f"head-then-get did not run: {c}"]
+    ok = {n for n, r in c["clients"].items() if r["both_on_one"]}
+    if "B14" in kit.patchset.fixed_by(variant):
+        return [f"B14 fixed, yet HEAD then GET failed for {', '.join(sorted(set(c['clients']) - ok))}"
+                ] if ok != set(c["clients"]) else []
+    return ["B14 not fixed, yet node got HEAD and GET on one connection"] if "node" in ok else []
+
+
+def rejected_figure(c: dict) -> str:
+    """B16 through curl: the status each rejected request got, or curl's
+    error (without the fix: exit 52, "Empty reply from server")."""
+    if "clients" not in c:
+        return f"rejected-request did not run: {c}"
+    return "rejected requests: " + "; ".join(
+        f"{n} " + (str(r["status"]) if r["status"] else r.get("error", "no status"))
+        for n, r in c["clients"].items())
+
+
+B16_WANT = {"invalid-request-line": 400, "header-too-long": 431}
+
+
+def rejected_judge(variant: str, c: dict) -> list[str]:
+    """With B16 fixed curl gets each rejection's status; without it the
+    request line every tree rejects gets none (curl exit 52).  The long
+    header is a figure there (a tree without MaxLineLength serves it)."""
+    if "clients" not in c:
+        return [f"rejected-request did not run: {c}"]
+    got = {n: r["status"] for n, r in c["clients"].items()}
+    if "B16" in kit.patchset.fixed_by(variant):
+        return [] if got == B16_WANT else [f"B16 fixed, yet curl got {got} (want {B16_WANT})"]
+    line = c["clients"]["invalid-request-line"]
+    return [] if line["status"] is None and line["curl_exit"] == 52 else [
+        f"B16 not fixed, yet curl's invalid request line got {line}"]
 
 
 def wrk_figure(name: str, c: dict) -> str:
@@ -443,6 +504,9 @@ def main() -> int:
                      "figure": pool_figure("node", res["node"])})
         runs.append({"client": "urllib3", "server": label,
                      "figure": pool_figure("urllib3", res["urllib3"])})
+        runs.append({"client": "HEAD then GET", "server": label, "figure": head_figure(res["head"])})
+        runs.append({"client": "curl rejected", "server": label,
+                     "figure": rejected_figure(res["rejected"])})
         runs.append({"client": "wrk", "server": label,
                      "figure": wrk_figure("c=1", res["wrk-c1"]) + "; "
                      + wrk_figure("c=16", res["wrk-c16"])})
@@ -455,6 +519,11 @@ def main() -> int:
                 failures.append(f"{label}: curl shows no stall ({fig})")
             if want == "clean" and curl_state(curl) != "clean":
                 failures.append(f"{label}: curl still stalls ({fig})")
+        if want:   # the keep-alive servers (--horse): B14 on a kept connection
+            failures += [f"{label}: {b}" for b in head_judge(Path(binary).parent.name, res["head"])]
+        if not Path(binary).parent.name.startswith("fpc-"):   # released FPC: a figure
+            failures += [f"{label}: {b}" for b in rejected_judge(Path(binary).parent.name,
+                                                                 res["rejected"])]
         if label == "announce-close":
             for name in ("node", "urllib3"):
                 c = res[name]

@@ -79,6 +79,35 @@ def read_responses_end(sock: socket.socket, count: int, limit_s: float = 5.0) ->
     return buf, end
 
 
+def read_head_end(sock: socket.socket, limit_s: float = 5.0) -> tuple[bytes, str]:
+    """What the server sends until a response's head (status line and
+    fields, to the empty line) is in, EOF, RST, or limit_s overall: for a
+    response whose end is its head (a response to HEAD), which
+    read_responses would wait on for its Content-Length.  Returns (bytes,
+    end): end is 'enough', 'EOF', 'ECONNRESET' or 'timeout'."""
+    buf, end, _ = _read(sock, limit_s, lambda b: b"\r\n\r\n" in b)
+    return buf, end
+
+
+def parse_head(buf: bytes) -> dict | None:
+    """The response head at the start of buf, read as a response to HEAD
+    (RFC 9110 9.3.2: it ends at its empty line, whatever its Content-Length
+    says): status line text, Content-Length (None when absent or not a
+    number), every header line as a (name, value) pair, and head_len, the
+    bytes it takes; None when buf does not start with a complete head."""
+    if not buf.startswith(b"HTTP/1."):
+        return None
+    head, sep, _ = buf.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    headers = [(n.strip(), v.strip()) for n, _, v in (line.partition(":") for line in lines[1:])]
+    cl = next((v for n, v in headers if n.lower() == "content-length"), None)
+    return {"status": lines[0][len("HTTP/1.x "):].strip(),
+            "content_length": int(cl) if cl is not None and cl.isdigit() else None,
+            "headers": headers, "head_len": len(head) + len(sep)}
+
+
 def read_responses(sock: socket.socket, count: int, limit_s: float = 5.0) -> bytes:
     """read_responses_end's bytes only."""
     return read_responses_end(sock, count, limit_s)[0]

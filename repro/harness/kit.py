@@ -1268,12 +1268,17 @@ def measure_b12(row: Row, outdir: Path) -> Verdict:
     mem, flags = on_fresh("memory", b12_memory)
     short, _ = on_fresh("incomplete", b12_incomplete)
     share = mem["allocated"] / mem["announced"]
-    dispatched = bool(short["statuses"])
+    # A lone 400 is the cut-short body rejected, not dispatched: B16's fix
+    # answers the error read-body-as-it-arrives raises (400) instead of
+    # closing in silence.
+    rejected = short["statuses"] == ["400"]
+    dispatched = bool(short["statuses"]) and not rejected
     data = {"flags": flags, "memory": mem, "incomplete": short, "share": round(share, 4)}
     fig = (f"{B12_CLIENTS} clients x {B12_ANNOUNCED >> 20} MiB announced, {mem['sent']} B sent: "
            f"+{mem['allocated'] >> 20} MiB allocated ({share:.2f} of the announced), "
            f"+{mem['touched'] >> 20} MiB resident; 10 of 100 body bytes then EOF: "
            + (f"dispatched ({','.join(short['statuses'])})" if dispatched
+              else f"rejected (400), then {short['end']}" if rejected
               else f"no response, {short['end']}"))
     if not mem["ready"]:
         return Verdict("inconclusive", fig + " (the server had not read every head)", data)
@@ -1347,6 +1352,336 @@ def measure_b13(row: Row, outdir: Path) -> Verdict:
     if not right:
         return Verdict("reproduced", fig, data)
     if len(right) == len(B13_PROBES):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B14: TFPHTTPConnectionResponse.DoSendContent writes Content or
+# ContentStream whatever the request's method: a response to HEAD carries
+# the content a GET would get (RFC 9110 9.3.2: the server MUST NOT send
+# content).  On one connection a HEAD, then, once its head has arrived, a
+# GET /ping (Connection: close), read until the server closes.  The HEAD
+# response is read as a client reads it (its head ends it, whatever its
+# Content-Length says): the bytes from the end of its head to the GET's
+# status line are content it should not have sent, and the GET's response
+# is read as its own only when its status line comes first (a 200, with
+# the content the control's GET /ping gets).  The control, in the same
+# run: the same with a GET in place of the HEAD.  The HEAD's
+# target is one no server here routes (HEAD /ping is not GET /ping to the
+# kit's programs: a 404, or Horse's 405), so that it and the control's
+# first GET take the same route: the control's Content-Length is the one
+# the HEAD's should equal (9.3.2's SHOULD, a figure), and its content the
+# bytes the HEAD's stray ones are.  Counts decide: reproduced when bytes
+# follow the HEAD's head and the GET's response is not read as its own,
+# fixed when none follow and it is.  Without keep-alive (FPC 3.2.2, trees
+# before KeepConnections: the control's GET after its first goes
+# unanswered) the bytes after the HEAD's head until the close decide alone.
+B14_TARGET = "/b14-no-route"
+B14_NEXT = b"GET /ping HTTP/1.1\r\nHost: kit\r\nConnection: close\r\n\r\n"
+
+
+def b14_probe(address: str, port: int, method: str) -> dict:
+    """method B14_TARGET, then B14_NEXT once its response (HEAD: its head)
+    is in: what came after the first response until the next one's status
+    line, and how the next one was read."""
+    first = f"{method} {B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode()
+    with socket.create_connection((address, port), timeout=10) as s:
+        s.sendall(first)
+        if method == "HEAD":
+            buf, end = httpwire.read_head_end(s, 5.0 * SLOW)
+        else:
+            buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+        head = httpwire.parse_head(buf)
+        if head is None or end != "enough":
+            return {"status": None, "end": end, "bytes": len(buf)}
+        out = {"status": head["status"][:3], "content_length": head["content_length"]}
+        used = head["head_len"]
+        if method != "HEAD":
+            resp = httpwire.parse_responses(buf)[0]
+            out["content"] = resp["body"].decode("latin-1")
+            used += len(resp["body"])
+        try:
+            s.sendall(B14_NEXT)
+        except OSError:
+            pass   # closed: what came before the close is read all the same
+        more, out["end"], _ = httpwire.read_until_close(s, 5.0 * SLOW)
+    rest = buf[used:] + more
+    at = rest.find(b"HTTP/1.")
+    nxt = httpwire.parse_responses(rest[at:]) if at >= 0 else []
+    out["after_head"] = at if nxt else len(rest)
+    out["stray"] = rest[:out["after_head"]].decode("latin-1")
+    out["next"] = ("unanswered" if not nxt else
+                   "read as its own" if at == 0 and nxt[0]["status"][:3] == "200"
+                   else "not read as its own")
+    out["next_status"] = nxt[0]["status"][:3] if nxt else None
+    out["next_content"] = nxt[0]["body"].decode("latin-1") if nxt else None
+    return out
+
+
+def measure_b14(row: Row, outdir: Path) -> Verdict:
+    """Does a response to HEAD carry content, and is the next response on
+    the connection read as its own?  Byte counts decide."""
+    srv, flags = _start_first(row, outdir, "b14", (HORSE + row.flags, row.flags))
+    try:
+        head = b14_probe(srv.address, srv.port, "HEAD")
+        ctl = b14_probe(srv.address, srv.port, "GET")
+    finally:
+        srv.stop()
+    data = {"flags": flags, "target": B14_TARGET, "head": head, "control": ctl}
+    if head["status"] is None or ctl["status"] is None:
+        return Verdict("inconclusive", f"no response to the HEAD ({head['end']}) or to the "
+                       f"control's GET ({ctl['end']})", data)
+    data["content_length_as_get"] = head["content_length"] == ctl["content_length"]
+    stray = head["after_head"]
+    fig = (f"HEAD {B14_TARGET}: {head['status']}, Content-Length {head['content_length']} "
+           f"(a GET's: {ctl['content_length']}), then {stray} B"
+           + (" (the GET's content)" if stray and head["stray"] == ctl["content"] else "")
+           + f"; the GET after it: {head['next']}"
+           + (f" ({head['next_status']} after the {stray} B)" if head["next"] == "not read as its own"
+              else "")
+           + f"; control, a GET then a GET: {ctl['status']}/{len(ctl['content'])} B, then "
+           f"{ctl['after_head']} B, the second GET {ctl['next']}")
+    if ctl["after_head"] != 0:
+        return Verdict("inconclusive", fig, data)
+    if (ctl["next"] == "unanswered" and head["next"] == "unanswered"
+            and "timeout" not in (ctl["end"], head["end"])):
+        # No keep-alive: every response closes; the bytes up to the close decide.
+        fig = "no keep-alive (each connection closed after its first response); " + fig
+        return Verdict("reproduced" if stray else "fixed", fig, data)
+    if ctl["next"] != "read as its own":
+        return Verdict("inconclusive", fig, data)
+    if stray and head["next"] == "not read as its own":
+        return Verdict("reproduced", fig, data)
+    if (not stray and head["next"] == "read as its own"
+            and head["next_content"] == ctl["next_content"]):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B15: TFPCustomHttpServer.Destroy (what Free runs after Active:=False)
+# waits for the open connections (WaitForRequests), closes their sockets
+# (CloseSockets), then waits with no bound until each is removed by its own
+# thread or task.  A kept-alive pooled or polled connection has neither once
+# the accept loop has ended: Free never returns.  In thread mode Free
+# returns when the connection thread's own wait ends (close() does not wake
+# it): with the time-outs at 600 s, not within the watch either; that figure
+# is data.  Each mode's server runs with --stop free (the program frees the
+# server as an application does and logs B15_RETURNED when Free returns)
+# and every time-out the tree has at 600 s.  A client gets one answer and
+# stays connected; then SIGTERM.  The control is a server of the same mode
+# with no client: its Free must return.  Counts of runs decide: reproduced
+# when Free returned in no judged mode with a kept-alive client while every
+# control returned, fixed when it returned in every judged mode.  The watch
+# is how long we look (a deadline, not a verdict): a fixed server returns
+# after WaitForRequests' ten unchanged 100 ms looks.  A server that returns
+# no such line has no stop path to follow (n/a); one without keep-alive
+# (FPC 3.2.2, trees before KeepConnections) refuses the flags: n/a.
+B15_TIMEOUT_MS = "600000"
+B15_JUDGED = ("pool", "polled")
+B15_DATA = ("thread",)
+B15_RETURNED = "stop: Free returned"
+B15_WATCH_S = 6.0
+B15_GONE_S = 3.0
+
+
+def b15_flag_sets(mode: str, row: Row) -> tuple[list[str], ...]:
+    """Every time-out at 600 s, then without those an older tree lacks
+    (RequestReadTimeout, then KeepConnectionIdleTimeout came after
+    KeepConnections: make bisect)."""
+    t = B15_TIMEOUT_MS
+    base = ["--thread-mode", mode, "--keep-connections", "--keep-connection-timeout", t,
+            "--stop", "free"]
+    idle = ["--keep-connection-idle-timeout", t]
+    read = ["--request-read-timeout", t]
+    return (base + idle + read + row.flags, base + idle + row.flags, base + row.flags)
+
+
+def _b15_eof_now(s: socket.socket) -> bool:
+    """Whether the server has ended the connection: a zero-timeout look
+    finds the socket readable (EOF, a reset, or bytes nobody asked for)."""
+    r, _, _ = select.select([s], [], [], 0)
+    return bool(r)
+
+
+def b15_run(row: Row, outdir: Path, mode: str, client: bool) -> dict:
+    tag = f"b15-{mode}-{'client' if client else 'control'}"
+    try:
+        srv, flags = _start_first(row, outdir, tag, b15_flag_sets(mode, row))
+    except Unsupported as e:
+        return {"mode": mode, "client": client, "unsupported": str(e)}
+    out: dict = {"mode": mode, "client": client, "flags": flags}
+    s = None
+
+    def returned() -> bool:
+        return B15_RETURNED in srv.log_path.read_text(errors="replace")
+
+    try:
+        if client:
+            s = socket.create_connection((srv.address, srv.port), timeout=10)
+            s.sendall(b"GET /ping HTTP/1.1\r\nHost: kit\r\n\r\n")
+            buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+            resps = httpwire.parse_responses(buf)
+            out["answered"] = [r["status"][:3] for r in resps]
+            out["kept_alive"] = (len(resps) == 1 and (resps[0]["connection"] or "").lower() != "close"
+                                 and not _b15_eof_now(s))
+        t0 = time.monotonic()
+        os.kill(srv._server_pid(), signal.SIGTERM)
+        out["returned"] = _poll(returned, B15_WATCH_S * SLOW)
+        if out["returned"]:
+            out["after_s"] = round(time.monotonic() - t0, 2)
+        if client:
+            out["client_saw_close"] = _b15_eof_now(s)
+            if not out["returned"]:
+                s.close()
+                s = None
+                out["returned_after_client_went"] = _poll(returned, B15_GONE_S * SLOW)
+    finally:
+        if s:
+            s.close()
+        srv.stop()
+    out["exit"] = srv.exit_code
+    return out
+
+
+def _b15_said(r: dict) -> str:
+    if "unsupported" in r:
+        return "unsupported"
+    if r["returned"]:
+        return f"returned ({r['after_s']} s)"
+    if r.get("returned_after_client_went"):
+        return "not returned, then returned once the client went"
+    return "not returned" + (", nor once the client went" if r["client"] else "")
+
+
+def measure_b15(row: Row, outdir: Path) -> Verdict:
+    """Does Free return while a kept-alive client is connected?  Runs of
+    the same measure decide: with a client against without one."""
+    modes = B15_JUDGED + B15_DATA
+    with ThreadPoolExecutor(2 * len(modes)) as ex:
+        futs = {(m, c): ex.submit(b15_run, row, outdir, m, c) for m in modes for c in (True, False)}
+        runs = {k: f.result() for k, f in futs.items()}
+    data = {"watch_s": B15_WATCH_S * SLOW,
+            "runs": {f"{m}-{'client' if c else 'control'}": r for (m, c), r in runs.items()}}
+    fig = "SIGTERM with a client kept alive (time-outs 600 s where the tree has them): " + "; ".join(
+        f"{m}{' (data)' if m in B15_DATA else ''} {_b15_said(runs[(m, True)])}" for m in modes)
+    fig += "; no client: " + ", ".join(f"{m} {_b15_said(runs[(m, False)])}" for m in modes)
+    judged = [m for m in B15_JUDGED if "unsupported" not in runs[(m, True)]
+              and "unsupported" not in runs[(m, False)]]
+    if not judged:
+        why = next((runs[(m, c)]["unsupported"] for m in modes for c in (True, False)
+                    if "unsupported" in runs[(m, c)]), "no pool or polled mode")
+        return Verdict("n/a", f"no kept-alive pooled or polled connection: {why}", data)
+    if not all(runs[(m, True)]["kept_alive"] for m in judged):
+        if not any(runs[(m, True)]["kept_alive"] for m in judged):
+            return Verdict("n/a", "no keep-alive: the server closed after its answer; " + fig, data)
+        return Verdict("inconclusive", fig, data)
+    if not all(runs[(m, False)]["returned"] for m in judged):
+        if not any(runs[(m, False)]["returned"] for m in judged):
+            return Verdict("n/a", f"no '{B15_RETURNED}' even without a client: the server "
+                           "has no stop path that frees it; " + fig, data)
+        return Verdict("inconclusive", fig + " (a control did not return)", data)
+    back = [m for m in judged if runs[(m, True)]["returned"]]
+    if not back:
+        return Verdict("reproduced", fig, data)
+    if len(back) == len(judged):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B16: TFPHTTPConnection.HandleRequest's except turns keep-alive off and
+# calls HandleRequestError (a log line, or OnRequestError): a request the
+# reader rejects (ParseStartLine, ReadString, ReadRequestContent raise
+# EHTTPServer/EHTTP with StatusCode 400, 431, 413) is never answered, and
+# the client sees the close with no status (curl: "Empty reply from
+# server").  Each probe is one request on a connection of its own, read
+# until the server closes (a bound on the wait only, never a verdict);
+# none is about framing (B11's fix answers its own rejections).  The
+# request line without an HTTP version every tree of make bisect rejects
+# (ParseStartLine's missing protocol); a control byte, a header line
+# longer than the default MaxLineLength (8*ReadBufLen) and a body above
+# MaxBodySize (--max-body-size, where the program has it; the head alone
+# is sent, so that nothing the server leaves unread turns its close into
+# a reset) only where the tree rejects them: a tree that serves one (a
+# response with another status) leaves it out, as data.  Counts decide:
+# reproduced when every rejected probe's connection closed with no
+# response, fixed when each got its status and then the close; the
+# control, a valid GET, must be answered on both.
+B16_MAX_BODY = 1024
+B16_LONG = 8 * 4096 + 1
+B16_PROBES = (   # name, request, the status the rejection carries
+    ("missing-protocol", b"GET /ping XTTP/1.1\r\nHost: kit\r\n\r\n", "400"),
+    ("control-byte", b"G\x01T /ping HTTP/1.1\r\nHost: kit\r\n\r\n", "400"),
+    ("line-too-long", b"GET /ping HTTP/1.1\r\nHost: kit\r\nX-Long: "
+     + b"a" * (B16_LONG - len("X-Long: ")) + b"\r\n\r\n", "431"),
+)
+B16_BODY_PROBE = ("body-too-large", f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: "
+                  f"{4 * B16_MAX_BODY}\r\n\r\n".encode(), "413")
+B16_ALWAYS = "missing-protocol"
+B16_CONTROL = b"GET /ping HTTP/1.1\r\nHost: kit\r\n\r\n"
+
+
+def b16_probe(address: str, port: int, req: bytes, want: str) -> dict:
+    """One request: its response (if any) and how the connection ended."""
+    with socket.create_connection((address, port), timeout=10) as s:
+        try:
+            s.sendall(req)
+        except OSError:
+            pass   # closed while sending: what came before the close is read
+        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+        if end == "enough":
+            rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+            buf += rest
+    resps = httpwire.parse_responses(buf)
+    out = {"responses": len(resps), "statuses": [r["status"][:3] for r in resps],
+           "end": end, "bytes": len(buf)}
+    if resps:
+        out["connection"] = resps[0]["connection"]
+    out["outcome"] = ("timeout" if end == "timeout" and not resps else
+                      "unanswered" if not resps and not buf else
+                      "answered" if (out["statuses"] == [want] and end != "timeout")
+                      else "served" if resps and resps[0]["status"][:3] != want
+                      else "other")
+    return out
+
+
+def _b16_said(p: dict, want: str) -> str:
+    if p["outcome"] == "unanswered":
+        return f"0 responses, {p['end']}"
+    if p["outcome"] == "answered":
+        return (f"{want} (Connection: {p.get('connection') or 'absent'}), then {p['end']}")
+    if p["outcome"] == "served":
+        return f"served {','.join(p['statuses'])} (not rejected here)"
+    return f"{p['responses']} responses ({','.join(p['statuses'])}), {p['bytes']} B, {p['end']}"
+
+
+def measure_b16(row: Row, outdir: Path) -> Verdict:
+    """Is a request the reader rejects answered with its status?  Counts
+    of probes decide."""
+    body = ["--max-body-size", str(B16_MAX_BODY)]
+    srv, flags = _start_first(row, outdir, "b16", (HORSE + row.flags + body, HORSE + row.flags,
+                                                   row.flags + body, row.flags))
+    probes = B16_PROBES + ((B16_BODY_PROBE,) if "--max-body-size" in flags else ())
+    try:
+        got = {name: b16_probe(srv.address, srv.port, req, want) for name, req, want in probes}
+        ctl = b16_probe(srv.address, srv.port, B16_CONTROL, "200")   # answered: any status
+    finally:
+        srv.stop()
+    want = {name: w for name, _, w in probes}
+    fig = "; ".join(f"{n} {_b16_said(p, want[n])}" for n, p in got.items())
+    fig += f"; control GET {','.join(ctl['statuses']) or 'unanswered'}"
+    data = {"flags": flags, "probes": got, "control": ctl,
+            "statuses": {n: p["statuses"] for n, p in got.items()},
+            "connection_close": {n: (p.get("connection") or "").lower() == "close"
+                                 for n, p in got.items() if p["responses"]}}
+    judged = [n for n, p in got.items() if p["outcome"] in ("unanswered", "answered")]
+    data["judged"] = judged
+    if not ctl["statuses"] or B16_ALWAYS not in judged or any(
+            p["outcome"] in ("timeout", "other") for p in got.values()):
+        return Verdict("inconclusive", fig, data)
+    if all(got[n]["outcome"] == "unanswered" for n in judged):
+        return Verdict("reproduced", fig, data)
+    if all(got[n]["outcome"] == "answered" and got[n]["end"] in ("EOF", "ECONNRESET")
+           for n in judged):
         return Verdict("fixed", fig, data)
     return Verdict("inconclusive", fig, data)
 
@@ -1579,6 +1914,9 @@ MEASURES = {
     "B11": lambda r, o, st: measure_b11(r, o),
     "B12": lambda r, o, st: measure_b12(r, o),
     "B13": lambda r, o, st: measure_b13(r, o),
+    "B14": lambda r, o, st: measure_b14(r, o),
+    "B15": lambda r, o, st: measure_b15(r, o),
+    "B16": lambda r, o, st: measure_b16(r, o),
     # B8's symptoms apart (make bisect judges each, SYMPTOMS): the matrix
     # column B8 is the first.
     "B8.first": lambda r, o, st: measure_b8(r, o),
@@ -1632,6 +1970,10 @@ WINE_NA = {
     "B8": "not measured under Wine: Winsock's select() takes a list of sockets, not a "
           "descriptor bitmap, and under Wine each of 1,100 connections costs a thread "
           "start in the Wine server, so the count would be Wine's, not Windows'",
+    "B15": "not measured under Wine: the measure's stop is SIGTERM, and under Wine it ends "
+           "the Windows program without running any of its code (no 'stop:' line: Free is "
+           "never reached; repro/fpc/wine-server.sh then bounds the stop at 1.5 s anyway); "
+           "Windows has no SIGTERM, and the win64 build installs no console control handler",
 }
 
 

@@ -50,16 +50,16 @@ int64_t hs_us(int ms)
 }
 
 /* "B2 B5" (or "B2,B5") -> bits at shift + n. */
-static unsigned defect_bits(const char *list, int shift)
+static uint64_t defect_bits(const char *list, int shift)
 {
-    unsigned bits = 0;
+    uint64_t bits = 0;
     const char *p = list;
 
     while ((p = strchr(p, 'B'))) {
         int n = atoi(p + 1);
 
-        if (n > 0 && n < 16)
-            bits |= 1u << (shift + n);
+        if (n > 0 && n <= HS_MAX_DEFECT)
+            bits |= UINT64_C(1) << (shift + n);
         p++;
     }
     return bits;
@@ -136,7 +136,7 @@ static int after_case(struct ctx *c, int rc)
 /* A case's claim: the variant fixes every defect of its fixed_by. */
 static int claims(const struct cfcase *k)
 {
-    unsigned need = 0;
+    uint64_t need = 0;
     const char *p = k->fixed_by;
 
     while (p && (p = strchr(p, 'B'))) {
@@ -235,7 +235,7 @@ static int parse_args(int argc, char **argv, int *list)
         } else if (strcmp(f, "--fixed") == 0) {
             opt.state |= defect_bits(value(argc, argv, &a), 0);
         } else if (strcmp(f, "--applied") == 0) {
-            opt.state |= defect_bits(value(argc, argv, &a), 16);
+            opt.state |= defect_bits(value(argc, argv, &a), 32);
         } else if (strcmp(f, "--clone") == 0) {
             opt.clone = 1;
         } else if (strcmp(f, "--cases") == 0) {

@@ -19,8 +19,10 @@
 /* A variant's defect state, as bits: FX(n) = defect Bn is fixed
  * (`patchset.py fixed VARIANT`), AP(n) = the patch for Bn is applied, even
  * when what it needs is not (keep-surplus-bytes alone: AP(5), not FX(5)). */
-#define FX(n) (1u << (n))
-#define AP(n) (1u << (16 + (n)))
+#define FX(n) (UINT64_C(1) << (n))
+#define AP(n) (UINT64_C(1) << (32 + (n)))
+/* Defects B1..B31 fit (bit 0 and 32 unused). */
+#define HS_MAX_DEFECT 31
 
 /* ---- options (hostile.c) ---------------------------------------------- */
 
@@ -37,7 +39,7 @@ struct options {
     int nlauncher;
     const char *extra[MAX_ARGS];
     int nextra;
-    unsigned state;      /* FX/AP bits */
+    uint64_t state;      /* FX/AP bits */
     int conformance;     /* --conformance: the RFC table (conformance.c), +K marks */
 };
 extern struct options opt;
@@ -137,7 +139,7 @@ struct ctx {
 };
 
 struct expect {
-    unsigned when;      /* FX/AP bits the variant must have; 0 = stock */
+    uint64_t when;      /* FX/AP bits the variant must have; 0 = stock */
     const char *outcome;
 };
 
@@ -155,7 +157,7 @@ struct hcase {
 
 extern const struct hcase hs_cases[];
 extern const size_t hs_ncases;
-const char *hs_expected(const struct hcase *t, unsigned state);
+const char *hs_expected(const struct hcase *t, uint64_t state);
 int hs_fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int hs_ping_ok(const struct srv *s);
 int hs_ping_within(const struct srv *s, int ms); /* retried until answered or ms */
@@ -186,6 +188,6 @@ extern const size_t cf_ncases;
 /* "conforms", "violates (MUST)" or "violates (SHOULD)" for this outcome. */
 const char *cf_verdict(const struct cfcase *k, const char *outcome);
 /* --describe: the table as JSON on stdout (the report's source). */
-void cf_describe(unsigned state);
+void cf_describe(uint64_t state);
 
 #endif
