@@ -531,7 +531,7 @@ def block_head(doc: dict, defect: str) -> str:
 # Where an upstream routine starts in the snapshot the kit follows.
 UPSTREAM_TAR = TOP.parent / "shared" / "upstream" / "fpcsource-1dba64b-min.tar.xz"
 UPSTREAM_UNITS = ("packages/fcl-web/src/base/fphttpserver.pp", "packages/fcl-net/src/ssockets.pp",
-                  "packages/fcl-base/src/fpthreadpool.pp")
+                  "packages/fcl-base/src/fpthreadpool.pp", "packages/fcl-web/src/base/httpdefs.pp")
 _units: dict[str, list[str]] = {}
 
 
@@ -643,6 +643,9 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b11": block_defect(doc, "B11", ["stock", "buffer-aware-pending", "reject-ambiguous-framing", "all"]),
         "b12": block_defect(doc, "B12", ["stock", "read-body-as-it-arrives", "all"]),
         "b13": block_defect(doc, "B13", ["stock", "read-connection-options", "all"]),
+        "b14": block_defect(doc, "B14", ["stock", "head-without-content", "all"]),
+        "b15": block_defect(doc, "B15", ["stock", "stop-frees-connections", "all"]),
+        "b16": block_defect(doc, "B16", ["stock", "answer-request-errors", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),
