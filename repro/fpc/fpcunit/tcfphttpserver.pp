@@ -110,18 +110,24 @@ type
     destructor Destroy; override;
   end;
 
-  { Runs Active:=True, which returns only when the server stops accepting. }
+  { A thread that does one thing with a server, then sets FDone; an
+    exception is kept in FError. }
 
-  TServerThread = class(TThread)
-  private
+  TServerWorkThread = class(TThread)
+  protected
     FServer: TTestHTTPServer;
     FDone: TSimpleEvent;
     FError: string;
-  protected
-    procedure Execute; override;
   public
     constructor Create(aServer: TTestHTTPServer);
     destructor Destroy; override;
+  end;
+
+  { Runs Active:=True, which returns only when the server stops accepting. }
+
+  TServerThread = class(TServerWorkThread)
+  protected
+    procedure Execute; override;
   end;
 
   { Runs Free on a server, so that the test can bound the wait for it. The
@@ -129,17 +135,11 @@ type
     Synchronize meanwhile (the pool's workers do as they end), as it would
     in Free itself; the thread's own Synchronize at the end wakes it. }
 
-  TServerFreeThread = class(TThread)
+  TServerFreeThread = class(TServerWorkThread)
   private
-    FServer: TTestHTTPServer;
-    FDone: TSimpleEvent;
-    FError: string;
     procedure Wake;
   protected
     procedure Execute; override;
-  public
-    constructor Create(aServer: TTestHTTPServer);
-    destructor Destroy; override;
   end;
 
   TClientRead = (crResponse, crClosed, crReset, crWatchdog, crError);
@@ -510,9 +510,9 @@ begin
     O.ConnectionGone;
 end;
 
-{ TServerThread }
+{ TServerWorkThread }
 
-constructor TServerThread.Create(aServer: TTestHTTPServer);
+constructor TServerWorkThread.Create(aServer: TTestHTTPServer);
 begin
   FServer := aServer;
   FDone := TSimpleEvent.Create;
@@ -520,11 +520,13 @@ begin
   inherited Create(False);
 end;
 
-destructor TServerThread.Destroy;
+destructor TServerWorkThread.Destroy;
 begin
   FreeAndNil(FDone);
   inherited Destroy;
 end;
+
+{ TServerThread }
 
 procedure TServerThread.Execute;
 begin
@@ -538,20 +540,6 @@ begin
 end;
 
 { TServerFreeThread }
-
-constructor TServerFreeThread.Create(aServer: TTestHTTPServer);
-begin
-  FServer := aServer;
-  FDone := TSimpleEvent.Create;
-  FreeOnTerminate := False;
-  inherited Create(False);
-end;
-
-destructor TServerFreeThread.Destroy;
-begin
-  FreeAndNil(FDone);
-  inherited Destroy;
-end;
 
 procedure TServerFreeThread.Wake;
 begin
