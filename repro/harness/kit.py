@@ -986,6 +986,11 @@ def measure_b10(row: Row, outdir: Path) -> Verdict:
               f"(ratio {ratio:.1f})" if have_curl else
               "curl not installed: the raw client decides alone"))
     n = B10_CURL_RUNS if have_curl else 0
+    if "000" in codes:
+        # A curl run that got no response at all (the server stopped
+        # answering: seen once under Wine on a loaded machine) measured
+        # nothing: the measure is made again on a fresh server (retried).
+        raise RuntimeError("a curl POST got no response (curl code 000): " + fig)
     # Any final status will do (Horse's own sample has no /echo: 404), the
     # same for both clients: the body is read before the request is
     # dispatched, whatever its route.  Where /echo answers, it must echo
