@@ -368,12 +368,14 @@ judge_b16() {   # what the server sent for a request line with FTP/1.0 until it 
     lines=$(grep -c '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/^\[cat exit \([0-9]*\)\]$/\1/p' "$1")
     close=$(tr -d '\r' < "$1" | grep -ci '^connection: close$')
     local fig="$lines response(s)${first:+, the first '${first%$'\r'}'}, Connection: close $close, cat exit ${ex:-none}"
-    # The fix's claim is the status before the end of the stream: after a
-    # whole 400 that end may come as a reset (cat's read fails, exit 1) as
-    # well as a close; a time-out (124) or nothing at all decides nothing.
+    # The claim is the status (or none) before the end of the stream, which
+    # may come as a reset (cat's read fails, exit 1) as well as a close: the
+    # server may close before it has read the whole request (the command
+    # ignores SIGPIPE, so its write fails instead of killing it); a time-out
+    # (124) or no "[cat exit" line at all decides nothing.
     if ((lines == 1 && close == 1)) && [[ $first == 'HTTP/1.1 400'* ]] && [[ $ex == 0 || $ex == 1 ]]; then
         echo "fixed $fig"
-    elif [[ $ex != 0 ]]; then echo "inconclusive $fig (want the server's close: exit 0)"
+    elif [[ $ex != 0 && $ex != 1 ]]; then echo "inconclusive $fig (want the end of the stream: exit 0, or 1 for a reset)"
     elif ((lines == 0)) && [[ $(grep -avc '^\[cat exit' "$1") == 0 ]]; then echo "defect $fig (closed without a byte)"
     else echo "inconclusive $fig"; fi
 }
