@@ -7,11 +7,14 @@ program b11;
   it (or at once, with B2 fixed). Transfer-Encoding: chunked, whitespace
   before a colon and an obs-folded Content-Length do the same.
   The command is bash's /dev/tcp, as b5's: the connection stays open both
-  ways until the server closes it.
+  ways until the server closes it; env printf (coreutils') sends the
+  request in one write().  bash's own printf writes line by line, and a
+  server that closes after the POST (3.2.2) then resets the connection
+  under the later lines: bash dies of SIGPIPE before cat reads a byte.
 
   Compile:  fpc b11.lpr     (FPC trunk; 3.2.2 too)
   Run:      ./b11 8080       (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; printf "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 33\r\nContent-Length: 0\r\n\r\nGET /hidden HTTP/1.1\r\nHost: x\r\n\r\n" >&3; timeout 5 cat <&3' | grep -a -o '^HTTP/1.1 [0-9]*'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; env printf "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 33\r\nContent-Length: 0\r\n\r\nGET /hidden HTTP/1.1\r\nHost: x\r\n\r\n" >&3; timeout 5 cat <&3' | grep -a -o '^HTTP/1.1 [0-9]*'
   Expected: HTTP/1.1 400, at once, and the server closes (RFC 9112 6.3:
             differing Content-Length values are an unrecoverable error)
   Actual:   HTTP/1.1 200 (the POST dispatched with the last length, 0),

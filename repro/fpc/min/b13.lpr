@@ -13,7 +13,7 @@ program b13;
 
   Compile:  fpc b13.lpr     (FPC 3.3.1, trunk: it uses ThreadMode)
   Run:      ./b13 8080       (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; get() { printf "GET /$1 HTTP/1.1\r\nHost: x\r\nConnection: $2\r\n\r\n" >&3 && IFS= read -r -t 5 s <&3 && echo "$s" && while IFS= read -r -t 5 l <&3 && [ ${#l} -gt 1 ]; do :; done && read -r -t 5 b <&3; }; get 1 "keep-alive, close"; get 2 close' | grep -c '^HTTP/1.1 200'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; get() { env printf "GET /$1 HTTP/1.1\r\nHost: x\r\nConnection: $2\r\n\r\n" >&3 && IFS= read -r -t 5 s <&3 && echo "$s" && while IFS= read -r -t 5 l <&3 && [ ${#l} -gt 1 ]; do :; done && read -r -t 5 b <&3; }; get 1 "keep-alive, close"; get 2 close' | grep -c '^HTTP/1.1 200'
   Expected: 1: the server closes the connection after the first answer,
             and the second GET finds it closed
   Actual:   2: the connection stayed open and the second GET is answered

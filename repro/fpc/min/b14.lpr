@@ -16,7 +16,7 @@ program b14;
 
   Compile:  fpc b14.lpr     (FPC trunk; 3.2.2 too)
   Run:      ./b14 8080       (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; printf "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | awk 'h { n += length($0) + 1 } /^\r?$/ { h = 1 } /^Content-Length:/ { print $1, $2 + 0 } END { print "bytes after the head:", n + 0 }'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; env printf "HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | awk 'h { n += length($0) + 1 } /^\r?$/ { h = 1 } /^Content-Length:/ { print $1, $2 + 0 } END { print "bytes after the head:", n + 0 }'
   Expected: "Content-Length: 5" (what a GET gets: "pong" and a line end),
             then "bytes after the head: 0"
   Actual:   "Content-Length: 5", then "bytes after the head: 5": the content

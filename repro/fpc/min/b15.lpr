@@ -14,7 +14,7 @@ program b15;
 
   Compile:  fpc b15.lpr     (FPC 3.3.1, trunk: it uses ThreadMode)
   Run:      ./b15 8080       (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&3; IFS= read -r -t 5 s <&3; echo "GET /: $s"; exec 4<>/dev/tcp/127.0.0.1/8080; printf "GET /stop HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&4; IFS= read -r -t 5 s <&4; echo "GET /stop: $s"; timeout 10 cat <&3 > /dev/null; [ $? = 124 ] && echo "kept-alive connection still open after 10 s" || echo "kept-alive connection closed by the server"'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; env printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&3; IFS= read -r -t 5 s <&3; echo "GET /: $s"; exec 4<>/dev/tcp/127.0.0.1/8080; env printf "GET /stop HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&4; IFS= read -r -t 5 s <&4; echo "GET /stop: $s"; timeout 10 cat <&3 > /dev/null; [ $? = 124 ] && echo "kept-alive connection still open after 10 s" || echo "kept-alive connection closed by the server"'
   Expected: the command prints two "HTTP/1.1 200 OK" and "kept-alive
             connection closed by the server"; the program prints "b15:
             freeing the server", then "b15: Free returned" (about 1 s later)

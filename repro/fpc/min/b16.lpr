@@ -13,7 +13,7 @@ program b16;
 
   Compile:  fpc b16.lpr
   Run:      ./b16 8080       (the port; it prints what it listens on)
-  Command:  bash -c 'trap "" PIPE; exec 3<>/dev/tcp/127.0.0.1/8080; printf "GET /ping FTP/1.0\r\nHost: x\r\n\r\n" >&3; timeout 5 cat <&3; echo "[cat exit $?]"'
+  Command:  bash -c 'trap "" PIPE; exec 3<>/dev/tcp/127.0.0.1/8080; env printf "GET /ping FTP/1.0\r\nHost: x\r\n\r\n" >&3; timeout 5 cat <&3; echo "[cat exit $?]"'
   Expected: "HTTP/1.1 400 Bad Request" and its head, then the close
             ("[cat exit 0]")
   Actual:   only "[cat exit 0]": the server closed the connection

@@ -9,15 +9,16 @@ program b2;
   ways until the server closes it, as an HTTP client's does.  An nc that
   half-closes at the end of its input (ncat, the nc of Fedora/RHEL) makes
   the socket readable with its FIN, and then all three are answered.
+  env printf is coreutils' printf, which sends the three in one write(),
+  as a pipelining client does; bash's own printf writes line by line, and
+  whether the lines then arrive together is up to the scheduler.
 
   Compile:  fpc b2.lpr      (FPC trunk; 3.2.2 too)
   Run:      ./b2 8080        (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; printf "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | grep -c '^HTTP/1.1 200'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; env printf "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | grep -c '^HTTP/1.1 200'
   Expected: 3, at once (the server closes after /3, which asks for it)
   Actual:   1, after 2 s (the keep-alive time-out closes the connection)
-  FPC 3.2.2 prints 1 too: it has no keep-alive, answers /1 and closes
-  (now and then 0: it closes with /2 and /3 unread, and the kernel's
-  reset can beat /1's answer to the reader). }
+  FPC 3.2.2 prints 1 too: it has no keep-alive, answers /1 and closes. }
 {$mode objfpc}{$H+}
 uses {$ifdef unix}cthreads,{$endif} SysUtils, fphttpserver;
 

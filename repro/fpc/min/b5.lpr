@@ -7,10 +7,12 @@ program b5;
   The command is bash's /dev/tcp, not nc: the connection stays open both
   ways until the server closes it (an nc that half-closes at the end of
   its input, such as ncat, would make the socket readable with its FIN).
+  env printf is coreutils' printf: one write(), so the body and the GET
+  arrive in one segment (bash's own printf writes line by line).
 
   Compile:  fpc b5.lpr      (FPC trunk; 3.2.2 too)
   Run:      ./b5 8080        (the port; it prints what it listens on)
-  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; printf "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | grep -c '^HTTP/1.1 200'
+  Command:  bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080; env printf "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" >&3; timeout 5 cat <&3' | grep -c '^HTTP/1.1 200'
   Expected: 2, at once (the server closes after the GET, which asks for it)
   Actual:   1, after 2 s (the keep-alive time-out closes the connection)
   FPC 3.2.2: 0; its ReadRequestContent copies the GET into the 5-byte

@@ -8,7 +8,7 @@ program b8;
 
   Compile:  fpc b8.lpr      (FPC trunk; 3.2.2 too)
   Run:      ulimit -n 4096; ./b8 8080   (it prints what it listens on)
-  Command:  bash -c 'ulimit -n 4096; exec 3<>/dev/tcp/127.0.0.1/8080; for i in $(seq 1100); do exec {fd}<>/dev/tcp/127.0.0.1/8080 || exit; done; for c in 3 $fd; do printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&$c; echo "fd $c: $(head -1 <&$c)"; done'
+  Command:  bash -c 'ulimit -n 4096; exec 3<>/dev/tcp/127.0.0.1/8080; for i in $(seq 1100); do exec {fd}<>/dev/tcp/127.0.0.1/8080 || exit; done; for c in 3 $fd; do env printf "GET / HTTP/1.1\r\nHost: x\r\n\r\n" >&$c; echo "fd $c: $(head -1 <&$c)"; done'
             (1,101 connections; a request on the first and on the last,
             whose server-side descriptor is about 1,106)
   Expected: fd 3: HTTP/1.1 200 OK
