@@ -316,14 +316,16 @@ count() {
 steps=(matrix horse-ci tsan asan fresh valgrind fpcunit bisect min win64 fuzz hostile horse hazards
        fault sweep fpc-patches clients conformance dispatch integration analysers unit patches texts report)
 ((${#@})) && steps=("$@")
-declare -A pid_of=()
+declare -A pid_of=() start_of=() took=()
 jobs_max=${KIT_STEPS:-4}
+jobs_started=$jobs_max
 
 finish() {   # finish NAME: print its log, count it
     local name=$1 rc
     wait "${pid_of[$name]}"; rc=$?
     unset "pid_of[$name]"
-    echo "== $name (exit $rc, $(( $(date +%s) - t0 )) s into the suite)"
+    took[$name]=$(( $(date +%s) - start_of[$name] ))
+    echo "== $name (exit $rc, ${took[$name]} s, $(( $(date +%s) - t0 )) s into the suite)"
     cat "$logdir/$name.log"
     count "$name" "$rc"
 }
@@ -347,7 +349,8 @@ for s in "${steps[@]}"; do
     # The report compares the matrix's run: it starts once the matrix ended.
     if [[ $s == report && -n ${pid_of[matrix]:-} ]]; then finish matrix; fi
     reap
-    echo "-- start $s"
+    echo "-- start $s ($(( $(date +%s) - t0 )) s into the suite)"
+    start_of[$s]=$(date +%s)
     "step_${s//-/_}" > "$logdir/$s.log" 2>&1 &
     pid_of[$s]=$!
 done
@@ -362,5 +365,9 @@ for f in "${failures[@]}"; do echo "FAILED: $f"; done
 for name in "${steps[@]}"; do
     grep -h '^TEST: .*\[FAIL\]' "$logdir/$name.log" 2>/dev/null | cut -c1-600 | sed "s/^/  $name: /"
 done
+# Where the suite's time went: each step's own seconds (KIT_STEPS ran at
+# once, so they add up to more than the wall time).
+echo "steps, longest first (seconds; $jobs_started at once at most):"
+for name in "${!took[@]}"; do echo "${took[$name]} $name"; done | sort -rn | awk '{ printf "  %-14s %5d s\n", $2, $1 }'
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

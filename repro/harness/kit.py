@@ -1986,14 +1986,18 @@ WINE_NA = {
 # that failed, output that would not parse) measured nothing: it is made
 # once more on a fresh server, and a second failure is its verdict, which
 # no expected verdict equals.  Its errors go in data["errors"], never in a
-# figure.
+# figure.  A measure that ran and could not decide (inconclusive: a control
+# unanswered, a first request not answered in time on a loaded machine,
+# seen under Wine beside every build) is made once more on a fresh server
+# too, the rule of repro/fpc/min/check.sh: the second decides, and its
+# figure says what the first gave.  A verdict is never retried.
 MEASURE_FAILED = "failed"
 
 
 def retried(run, outdir: Path, tag: str) -> Verdict:
-    """run(outdir); if it raised, run(outdir/retry-TAG) (the first
-    attempt's evidence stays); two failures -> MEASURE_FAILED."""
-    errors = []
+    """run(outdir); if it raised or was inconclusive, run(outdir/retry-TAG)
+    (the first attempt's evidence stays); two failures -> MEASURE_FAILED."""
+    errors, first = [], None
     for d in (outdir, outdir / f"retry-{tag}"):
         d.mkdir(parents=True, exist_ok=True)
         try:
@@ -2003,9 +2007,18 @@ def retried(run, outdir: Path, tag: str) -> Verdict:
         except Exception as e:  # noqa: BLE001 - any error is a failed attempt
             errors.append(f"{type(e).__name__}: " + " ".join(str(e).split()))
             continue
+        if v.state == "inconclusive" and first is None and not errors:
+            first = v
+            continue
         if errors:
             v.data["first_attempt_error"] = errors[0]
+        if first is not None:
+            v.figure += f" (second run; the first: inconclusive, {first.figure})"
+            v.data["first_run"] = first.figure
         return v
+    if first is not None:   # inconclusive, then a failure: the inconclusive stands
+        first.data["retry_error"] = errors[0]
+        return first
     return Verdict(MEASURE_FAILED, "the measure failed twice", {"errors": errors})
 
 
