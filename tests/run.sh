@@ -316,7 +316,7 @@ count() {
 steps=(matrix horse-ci tsan asan fresh valgrind fpcunit bisect min win64 fuzz hostile horse hazards
        fault sweep fpc-patches clients conformance dispatch integration analysers unit patches texts report)
 ((${#@})) && steps=("$@")
-declare -A pid_of=() start_of=() took=()
+declare -A pid_of=() start_of=() took=() cpu=()
 jobs_max=${KIT_STEPS:-4}
 jobs_started=$jobs_max
 
@@ -325,6 +325,7 @@ finish() {   # finish NAME: print its log, count it
     wait "${pid_of[$name]}"; rc=$?
     unset "pid_of[$name]"
     took[$name]=$(( $(date +%s) - start_of[$name] ))
+    cpu[$name]=$(awk '$1 == "step-cpu" { printf "%d", $2 + $3 }' "$logdir/$name.log")
     echo "== $name (exit $rc, ${took[$name]} s, $(( $(date +%s) - t0 )) s into the suite)"
     cat "$logdir/$name.log"
     count "$name" "$rc"
@@ -351,7 +352,9 @@ for s in "${steps[@]}"; do
     reap
     echo "-- start $s ($(( $(date +%s) - t0 )) s into the suite)"
     start_of[$s]=$(date +%s)
-    "step_${s//-/_}" > "$logdir/$s.log" 2>&1 &
+    # bash's time: the step's CPU seconds (its children's included), the
+    # log's last line, for the table at the end.
+    ( TIMEFORMAT='step-cpu %U %S'; time "step_${s//-/_}" ) > "$logdir/$s.log" 2>&1 &
     pid_of[$s]=$!
 done
 jobs_max=1
@@ -367,7 +370,8 @@ for name in "${steps[@]}"; do
 done
 # Where the suite's time went: each step's own seconds (KIT_STEPS ran at
 # once, so they add up to more than the wall time).
-echo "steps, longest first (seconds; $jobs_started at once at most):"
-for name in "${!took[@]}"; do echo "${took[$name]} $name"; done | sort -rn | awk '{ printf "  %-14s %5d s\n", $2, $1 }'
+echo "steps, longest first ($jobs_started at once at most; CPU: user + system, children included):"
+for name in "${!took[@]}"; do echo "${took[$name]} ${cpu[$name]:-0} $name"; done | sort -rn |
+    awk '{ printf "  %-14s %5d s  CPU %5d s\n", $3, $1, $2 }'
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
