@@ -13,6 +13,12 @@
  *    (B12).
  *  - DoHandleRequest decides keep-alive on the whole Connection value and
  *    the version string "1.1" (reader_keep_alive, B13).
+ *  - ReadString's FillBuffer gives each read of the head RequestReadTimeout,
+ *    not the head as a whole: a head that comes a byte at a time, each gap
+ *    below the time-out, holds the connection as long as its sender likes
+ *    (B17).
+ *  - ReadRequestHeaders takes an empty line before the request line for "no
+ *    request": the connection is closed under the request after it (B18).
  */
 #include "connection.h"
 
@@ -117,7 +123,8 @@ static void connection_setup_socket(struct connection *c)
 /* ReadString's FillBuffer: wait up to RequestReadTimeout for data, then ONE
  * read of up to ReadBufLen bytes.  Leaves the buffer empty on end of stream,
  * and on a time-out before the request's first byte (a quiet close, e.g. a
- * browser's preconnect).  Returns 0, 408 or 500. */
+ * browser's preconnect).  Each fill gets the whole time-out again, however
+ * long the head has taken so far (B17).  Returns 0, 408 or 500. */
 static int connection_fill_buffer(struct connection *c)
 {
     int timeout = c->server->props.request_read_timeout;

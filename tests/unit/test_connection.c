@@ -570,6 +570,99 @@ static void test_request_read_timeout(void)
     finish();
 }
 
+/* B17: RequestReadTimeout bounds each fill of the head, not the head.  The
+ * server's clock (os_tick_ms, interposed) moves 100 ms ahead at every read,
+ * one byte per read: a head dripped with 100 ms gaps against a time-out of
+ * 1000 ms, with no sleep.  Stock reads all 31 bytes of it; with the
+ * request-head-deadline fix the head is due 1000 ms after its first byte,
+ * and the fill after the 11th read (1100 ms) raises 408. */
+static void advance_100ms_per_read(ssize_t r, void *arg)
+{
+    (void)arg;
+    if (r > 0)
+        unit_clock_advance(100);
+}
+
+static void test_b17_dripped_head(void)
+{
+    struct http_request *req = NULL;
+
+    open_conn();
+    srv.props.request_read_timeout = 1000;
+    start();
+    unit_set_recv_cap(1);
+    unit_set_recv_hook(advance_100ms_per_read, NULL);
+    unit_write_str(u.peer, GET_PING);
+    ASSERT_INT(connection_read_request_headers(u.c, &req), KIT_FIXED_B17 ? 408 : 0);
+    /* bytes of the 31-byte head read before the verdict */
+    ASSERT_INT(unit_recv_calls(), KIT_FIXED_B17 ? 11 : 31);
+    CU_ASSERT((req != NULL) == !KIT_FIXED_B17);
+    request_free(req);
+    finish();
+}
+
+/* What the deadline must not touch (both variants alike): a body read a
+ * byte at a time, 4 s on the server's clock, after a head that came whole
+ * (the body keeps the per-read rule: a slow upload is not cut). */
+struct slow_body {
+    int peer, started;
+};
+
+static void write_body_slowly(ssize_t r, void *arg)
+{
+    struct slow_body *b = arg;
+
+    if (r <= 0)
+        return;
+    if (!b->started) {   /* the head was read: the body comes, a byte a read */
+        b->started = 1;
+        unit_set_recv_cap(1);
+        unit_write_str(b->peer, "0123456789012345678901234567890123456789");
+        return;
+    }
+    unit_clock_advance(100);
+}
+
+static void test_b17_slow_body_not_cut(void)
+{
+    struct slow_body b = { 0, 0 };
+
+    open_conn();
+    srv.props.request_read_timeout = 1000;
+    start();
+    b.peer = u.peer;
+    unit_set_recv_hook(write_body_slowly, &b);
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 40\r\n\r\n");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(unit_recv_calls(), 41);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, "0123456789012345678901234567890123456789");
+    finish();
+}
+
+/* Nor a kept connection: its next head, after 5 s idle on the server's
+ * clock (five times RequestReadTimeout), is read as before; the deadline of
+ * the head before it is not carried over. */
+static void test_b17_kept_connection_idle(void)
+{
+    open_conn();
+    srv.props.request_read_timeout = 1000;
+    srv.props.keep_connections = 1;
+    start();
+    unit_write_str(u.peer, GET_PING);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    unit_clock_advance(5000);
+    unit_write_str(u.peer, GET_PING);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_INT(unit_requests_seen(), 2);
+    finish();
+}
+
 static void test_quiet_connection_is_empty_request(void)
 {
     open_conn();
@@ -605,11 +698,142 @@ static void test_peer_close_is_empty_request(void)
     srv.props.keep_connections = 1;
     start();
     atomic_store(&u.c->keep_alive, 1);
+    /* An empty line, then the stream's end: no request, on stock at the
+     * empty line, with B18's fix at the end after it. */
     unit_write_str(u.peer, "\r\n");
+    shutdown(u.peer, SHUT_WR);
     ASSERT_INT(connection_do_handle_request(u.c), 0);
     ASSERT_INT(keep_alive(), 0);
     ASSERT_INT(u.c->empty_detected, 1);
+    ASSERT_INT(unit_requests_seen(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
     finish();
+
+    /* An empty line, then silence: the quiet close of an empty request
+     * (no 408: nothing of a request came), with or without the fix. */
+    open_conn();
+    srv.props.request_read_timeout = 5;
+    srv.props.keep_connections = 1;
+    start();
+    atomic_store(&u.c->keep_alive, 1);
+    unit_write_str(u.peer, "\r\n\r\n");
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->last_error_status, 0);
+    ASSERT_INT(keep_alive(), 0);
+    ASSERT_INT(u.c->empty_detected, 1);
+    ASSERT_INT(unit_requests_seen(), 0);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+}
+
+static void keep_alive_thread_server(void);
+
+/* B18: empty lines before the request line (RFC 9112 2.2: a server SHOULD
+ * ignore at least one).  Stock takes the first for the empty request: no
+ * answer, keep-alive off, the connection done; with
+ * skip-leading-empty-lines the request after them is served. */
+static void test_b18_leading_empty_lines(void)
+{
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    unit_write_str(u.peer, "\r\n\r\n" GET_PING);
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    ASSERT_INT(u.c->empty_detected, !KIT_FIXED_B18);
+    ASSERT_INT(unit_requests_seen(), KIT_FIXED_B18);
+    ASSERT_INT(unit_readable_now(u.peer), KIT_FIXED_B18);
+    if (KIT_FIXED_B18) {
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.status, 200);
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+        ASSERT_INT(keep_alive(), 1);
+        ASSERT_INT(connection_buffered(u.c), 0);
+    }
+    finish();
+}
+
+/* B18 on a kept connection: a POST, its response, then a CRLF and a GET
+ * in one write (a client that ends a body with CRLF, RFC 2616 4.1).
+ * Stock reads the CRLF as the empty request and is done with the
+ * connection: the GET is never read; with the fix it is answered. */
+static void test_b18_crlf_after_post(void)
+{
+    keep_alive_thread_server();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello");
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    ASSERT_MEM(resp.body, resp.body_len, "hello");
+    unit_write_str(u.peer, "\r\n" GET_PING);
+    ASSERT_INT(connection_allow_new_request(u.c), 1);
+    ASSERT_INT(connection_request_pending(u.c), 1);
+    connection_handle_request(u.c);
+    ASSERT_INT(connection_allow_new_request(u.c), KIT_FIXED_B18);
+    ASSERT_INT(u.c->requests, 1 + KIT_FIXED_B18);
+    ASSERT_INT(unit_readable_now(u.peer), KIT_FIXED_B18);
+    if (KIT_FIXED_B18) {
+        unit_read_response(u.peer, &resp);
+        ASSERT_INT(resp.status, 200);
+        ASSERT_MEM(resp.body, resp.body_len, "pong");
+    }
+    finish();
+}
+
+/* B18 where B2 and B5 are fixed: a POST whose body ends with a CRLF and a
+ * GET, in one write.  The bytes after the body wait in FBuffer and are
+ * found (RequestPending looks there); what comes first is the CRLF, read
+ * as the empty request without B18's fix: the GET is lost.  With all
+ * three the GET is answered, after the POST. */
+static void test_b18_crlf_pipelined(void)
+{
+    keep_alive_thread_server();
+    start();
+    unit_write_str(u.peer, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello\r\n" GET_PING);
+    connection_handle_request(u.c);
+    unit_read_response(u.peer, &resp);
+    ASSERT_MEM(resp.body, resp.body_len, "hello");
+    ASSERT_INT(connection_request_pending(u.c), KIT_FIXED_B5);
+    if (KIT_FIXED_B5) {
+        connection_handle_request(u.c);
+        ASSERT_INT(u.c->empty_detected, !KIT_FIXED_B18);
+        ASSERT_INT(unit_readable_now(u.peer), KIT_FIXED_B18);
+        if (KIT_FIXED_B18) {
+            unit_read_response(u.peer, &resp);
+            ASSERT_MEM(resp.body, resp.body_len, "pong");
+            ASSERT_INT(connection_buffered(u.c), 0);
+        }
+    }
+    finish();
+}
+
+/* The fix's bound: each empty line counts against MaxHeaderCount with the
+ * field lines after it (the closing empty line included, as upstream
+ * counts it).  MaxHeaderCount 4: 3 empty lines and a head of a request
+ * line and its end are served; 4 are one line too many (400), and so
+ * are 5, found before the request line. */
+static void test_b18_empty_lines_bounded(void)
+{
+    static const struct {
+        int empty_lines, fixed_rc;
+    } cases[] = { { 3, 0 }, { 4, 400 }, { 5, 400 } };
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct http_request *req = NULL;
+        int k;
+
+        open_conn();
+        srv.props.max_header_count = 4;
+        start();
+        for (k = 0; k < cases[i].empty_lines; k++)
+            unit_write_str(u.peer, "\r\n");
+        unit_write_str(u.peer, "GET /ping HTTP/1.1\r\n\r\n");
+        ASSERT_INT(connection_read_request_headers(u.c, &req),
+                   KIT_FIXED_B18 ? cases[i].fixed_rc : 0);
+        CU_ASSERT((req != NULL) == (KIT_FIXED_B18 && cases[i].fixed_rc == 0));
+        request_free(req);
+        finish();
+    }
 }
 
 /* ---- keep-alive flag and Connection headers ---------------------------- */
@@ -1249,8 +1473,15 @@ static const struct unit_test connection_tests[] = {
     { "b12_body_cut_short", test_body_cut_short },
     { "body_grows_as_it_arrives", test_body_grows_as_it_arrives },
     { "request_read_timeout_408", test_request_read_timeout },
+    { "b17_dripped_head", test_b17_dripped_head },
+    { "b17_slow_body_not_cut", test_b17_slow_body_not_cut },
+    { "b17_kept_connection_idle", test_b17_kept_connection_idle },
     { "quiet_connection_is_empty_request", test_quiet_connection_is_empty_request },
     { "peer_close_is_empty_request", test_peer_close_is_empty_request },
+    { "b18_leading_empty_lines", test_b18_leading_empty_lines },
+    { "b18_crlf_after_post", test_b18_crlf_after_post },
+    { "b18_crlf_pipelined", test_b18_crlf_pipelined },
+    { "b18_empty_lines_bounded", test_b18_empty_lines_bounded },
     { "keep_alive_flag", test_keep_alive_flag },
     { "b4_announce_close_modes", test_announce_close_modes },
     { "b2_pipelined_request_pending", test_b2_pipelined_request_pending },

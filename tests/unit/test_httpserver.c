@@ -110,6 +110,39 @@ static void test_at_cap_sends_503(void)
     capped_close(&k);
 }
 
+/* B19: the 503 is delimited by the close (no Content-Length), and the
+ * refused socket is closed with the client's request unread (a reset): the
+ * client cannot tell the whole 503 from a cut one.  delimit-503 gives it
+ * the length of its text; the text, Retry-After and the close stay. */
+static void test_b19_503_says_its_length(void)
+{
+    static const char text[] =
+        "Server is temporarily overloaded. Please try again shortly.";
+    struct capped k;
+    char buf[512], want[32];
+    const char *end, *cl;
+    size_t n, head;
+
+    capped_open(&k, 1);
+    ASSERT_INT(httpserver_do_on_allow_connect(&srv, k.incoming[0]), 0);
+    n = drain(k.incoming[1], k.incoming[0], buf, sizeof buf - 1);
+    buf[n] = '\0';
+    end = strstr(buf, "\r\n\r\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+    head = (size_t)(end - buf) + 4;
+    CU_ASSERT(strncmp(buf, "HTTP/1.1 503 Service Unavailable\r\n", 34) == 0);
+    CU_ASSERT(memmem(buf, head, "\r\nRetry-After: 30\r\n", 19) != NULL);
+    CU_ASSERT(memmem(buf, head, "\r\nConnection: close\r\n", 21) != NULL);
+    /* The text is unchanged, and nothing follows it. */
+    ASSERT_MEM(buf + head, n - head, text);
+    cl = memmem(buf, head, "\r\nContent-Length: ", 18);
+    ASSERT_INT(cl != NULL, KIT_FIXED_B19);
+    snprintf(want, sizeof want, "\r\nContent-Length: %zu\r\n", sizeof text - 1);
+    if (cl)
+        CU_ASSERT(strncmp(cl, want, strlen(want)) == 0);
+    capped_close(&k);
+}
+
 static void test_at_cap_without_503(void)
 {
     struct capped k;
@@ -429,6 +462,7 @@ static const struct unit_test httpserver_tests[] = {
     { "below_cap_allows", test_below_cap_allows },
     { "at_cap_sends_503", test_at_cap_sends_503 },
     { "at_cap_without_503", test_at_cap_without_503 },
+    { "b19_503_says_its_length", test_b19_503_says_its_length },
     { "no_cap", test_no_cap },
     { "b1_user_hook_refusing", test_user_hook_refusing },
     { "b1_user_hook_allowing", test_user_hook_allowing },

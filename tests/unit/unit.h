@@ -5,7 +5,7 @@
  * KIT_FIXED_Bn and KIT_PATCHED_Bn telling which defects that tree fixes
  * (tests/unit/unit.mk derives them from the patches).
  *
- * Three link-time interpositions (-Wl,--wrap=..., see unit.mk) let the tests
+ * Four link-time interpositions (-Wl,--wrap=..., see unit.mk) let the tests
  * observe server-min without touching it:
  *   send      counts the send() calls on one watched fd (B3: writes per
  *             response) and can cap their length (forces short writes);
@@ -14,7 +14,10 @@
  *             the server's previous read: data "arriving in pieces" without
  *             any sleep);
  *   log_line  captures the server's log lines (conn=<id> req=<n>), echoed to
- *             stderr only when UNIT_LOG=1.
+ *             stderr only when UNIT_LOG=1;
+ *   os_tick_ms  the server's clock, as GetTickCount64 plus a lead a test may
+ *             add (unit_clock_advance: B17's head deadline passes without
+ *             any sleep); unit_watch_fd sets the lead back to 0.
  */
 #ifndef UNIT_H
 #define UNIT_H
@@ -99,6 +102,8 @@ void unit_set_send_cap(size_t cap); /* 0 = no cap */
 void unit_set_recv_cap(size_t cap); /* 0 = no cap */
 /* Called after each recv() on the watched fd with its result. */
 void unit_set_recv_hook(void (*hook)(ssize_t r, void *arg), void *arg);
+/* Move the server's clock (os_tick_ms) ms milliseconds ahead. */
+void unit_clock_advance(uint64_t ms);
 
 /* A gate on the watched fd's send(): while closed, a server thread about to
  * send there waits (the response of a pool task is held, so the task stays

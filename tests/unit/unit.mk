@@ -19,8 +19,8 @@
 
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_HDR := $(wildcard tests/unit/*.h)
-# send/recv/log_line are interposed at link time (see tests/unit/unit.h).
-UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line
+# send/recv/log_line/os_tick_ms are interposed at link time (see tests/unit/unit.h).
+UNIT_LDFLAGS := -Wl,--wrap=send -Wl,--wrap=recv -Wl,--wrap=log_line -Wl,--wrap=os_tick_ms
 UNIT_LIBS := -lcunit
 
 # Variants, and what each fixes, come from the patches (repro/harness/patchset.py,

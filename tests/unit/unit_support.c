@@ -89,6 +89,21 @@ ssize_t __wrap_send(int fd, const void *buf, size_t len, int flags);
 ssize_t __real_recv(int fd, void *buf, size_t len, int flags);
 ssize_t __wrap_recv(int fd, void *buf, size_t len, int flags);
 void __wrap_log_line(const char *fmt, ...);
+uint64_t __real_os_tick_ms(void);
+uint64_t __wrap_os_tick_ms(void);
+
+/* How far the server's clock is ahead of the real one (unit_clock_advance). */
+static atomic_uint_least64_t clock_lead;
+
+uint64_t __wrap_os_tick_ms(void)
+{
+    return __real_os_tick_ms() + atomic_load(&clock_lead);
+}
+
+void unit_clock_advance(uint64_t ms)
+{
+    atomic_fetch_add(&clock_lead, ms);
+}
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -119,6 +134,7 @@ void unit_watch_fd(int fd)
     atomic_store(&recv_cap, 0);
     atomic_store(&recv_hook, NULL);
     atomic_store(&recv_hook_arg, NULL);
+    atomic_store(&clock_lead, 0);
     atomic_store(&watched_fd, fd);
 }
 
