@@ -95,6 +95,7 @@ type
     procedure Unwedge;
     property BoundPort: Word read FBoundPort;
     property MaxLiveConnectionCount;
+    property Send503OnMaxConnections;
   end;
 
   { Counts the threads in its request handling: a connection must be served
@@ -301,6 +302,9 @@ type
     procedure TestHeadResponseHasNoContent;
     procedure TestFreeReturnsWhileClientsStayConnected;
     procedure TestRequestErrorsAreAnswered;
+    procedure TestRequestHeadHasADeadline;
+    procedure TestEmptyLinesBeforeRequestAreIgnored;
+    procedure TestConnectionLimitAnswerSaysItsLength;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -2096,6 +2100,160 @@ begin
   AssertEquals('requests dispatched', 0, Counted(FRequestsHandled));
 end;
 
+procedure TTestHTTPServerConnection.TestRequestHeadHasADeadline;
+const
+  ReadTimeoutMs = 1000;   // RequestReadTimeout
+  GapMs = 100;            // between two pieces: a tenth of it
+  Piece = 3;              // bytes a piece
+  // 66 bytes: 22 pieces, 2.2 s, more than twice RequestReadTimeout.
+  Head = 'GET /ping HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'X-Drip: ddddddddddddddddd' + CRLF + CRLF;
+  Body = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+var
+  Drip, Slow, Kept: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  Sent, BodySent, N: Integer;
+  Ended: Boolean;
+  Start: QWord;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  FServer.RequestReadTimeout := ReadTimeoutMs;
+  StartServer;
+  // A kept-alive connection that will then be idle longer than RequestReadTimeout.
+  Kept := Connect;
+  Kept.Send(Get('/ping'));
+  O := Kept.ReadResponse(R);
+  AssertTrue('the first GET on the kept-alive connection ' + Kept.Describe(O), O = crResponse);
+  // The drip: the head, Piece bytes every GapMs, each gap a tenth of the
+  // time-out; between two pieces the client waits for the server's answer
+  // or close. Beside it, a body dripped the same way after a whole head.
+  Drip := Connect;
+  Slow := Connect;
+  Slow.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: ' +
+    IntToStr(Length(Body)) + CRLF + CRLF);
+  Sent := 0;
+  BodySent := 0;
+  Ended := False;
+  O := crWatchdog;
+  Start := GetTickCount64;
+  while (not Ended and (Sent < Length(Head))) or (BodySent < Length(Body)) do
+  begin
+    if not Ended and (Sent < Length(Head)) then
+    begin
+      N := Length(Head) - Sent;
+      if N > Piece then
+        N := Piece;
+      try
+        Drip.Send(Copy(Head, Sent + 1, N));
+        Inc(Sent, N);
+      except
+        Ended := True;   // the server reset the connection
+      end;
+    end;
+    if BodySent < Length(Body) then
+    begin
+      N := Length(Body) - BodySent;
+      if N > Piece then
+        N := Piece;
+      Slow.Send(Copy(Body, BodySent + 1, N));
+      Inc(BodySent, N);
+    end;
+    if not Ended then
+    begin
+      O := Drip.ReadResponseBy(GetTickCount64 + GapMs, R);
+      Ended := O <> crWatchdog;
+    end
+    else
+      Sleep(GapMs);   // the pace of the body
+  end;
+  if not Ended then
+    O := Drip.ReadResponse(R);
+  AssertTrue(Format('a request head sent %d bytes every %d ms (RequestReadTimeout %d ms) was read whole: ' +
+    '%d of %d bytes were sent in %d ms and the request %s, where the head must be complete within %d ms ' +
+    'of its first byte (a client dripping its head holds the connection as long as it likes)',
+    [Piece, GapMs, ReadTimeoutMs, Sent, Length(Head), GetTickCount64 - Start, Drip.Describe(O),
+    ReadTimeoutMs]), Sent < Length(Head));
+  AssertTrue(Format('the dripped head, cut after %d of %d bytes, %s (code %d), where the server answers ' +
+    '408 or closes', [Sent, Length(Head), Drip.Describe(O), R.Code]),
+    (O in [crClosed, crReset]) or ((O = crResponse) and (R.Code = 408)));
+  // The content keeps the per-read rule: a slow but steady body is read whole.
+  O := Slow.ReadResponse(R);
+  AssertTrue(Format('a POST whose %d-byte body came %d bytes every %d ms %s, where it is answered',
+    [Length(Body), Piece, GapMs, Slow.Describe(O)]), O = crResponse);
+  AssertEquals('the status of the POST with the slow body', 200, R.Code);
+  AssertEquals('the echoed slow body', Body, Trim(R.Body));
+  // The kept-alive connection, idle all this time (more than twice
+  // RequestReadTimeout), is still served: its next head came whole.
+  Kept.Send(Get('/ping'));
+  O := Kept.ReadResponse(R);
+  AssertTrue(Format('a GET on a kept-alive connection idle %d ms (RequestReadTimeout %d ms) %s, where it is ' +
+    'answered', [GetTickCount64 - Start, ReadTimeoutMs, Kept.Describe(O)]), O = crResponse);
+  AssertEquals('the status of the GET after the idle time', 200, R.Code);
+end;
+
+procedure TTestHTTPServerConnection.TestConnectionLimitAnswerSaysItsLength;
+const
+  Get = 'GET /ping HTTP/1.1' + #13#10 + 'Host: 127.0.0.1' + #13#10 + #13#10;
+  Text503 = 'Server is temporarily overloaded. Please try again shortly.';
+var
+  Held, C: TTestClient;
+  R, Last: TTestResponse;
+  O, Ended: TClientRead;
+  Rest: RawByteString;
+begin
+  UseKeepAliveThreads(WatchdogMs);
+  FServer.MaxLiveConnectionCount := 1;
+  StartServer;
+  // A kept-alive connection takes the one slot.
+  Held := Connect;
+  Held.Send(Get);
+  O := Held.ReadResponse(R);
+  AssertTrue('the first connection, below MaxLiveConnectionCount 1, ' + Held.Describe(O) +
+    ', where it is served', (O = crResponse) and (R.Code = 200));
+  // The next one is refused with the 503; its request is never read.
+  C := Connect;
+  C.Send(Get);
+  C.FHeadOnly := True;   // the head alone: what follows it is read below
+  try
+    O := C.ReadResponse(R);
+  finally
+    C.FHeadOnly := False;
+  end;
+  AssertTrue('a connection beyond MaxLiveConnectionCount 1 ' + C.Describe(O) +
+    ', where it gets the 503', (O = crResponse) and (R.Code = 503));
+  // Everything after the head, up to the end of the connection.
+  Ended := C.ReadResponse(Last);
+  Rest := C.FBuffer;
+  AssertTrue('after the 503 the connection ' + C.Describe(Ended) + ', where the server closes it',
+    Ended in [crClosed, crReset]);
+  AssertEquals('the text of the 503', Text503, Rest);
+  AssertTrue(Format('the 503 sent at MaxLiveConnectionCount 1 has no Content-Length: its %d-byte text ' +
+    'ends only where the connection ends (here it %s, the request left unread), so a client cannot ' +
+    'tell the whole 503 from one cut short (RFC 9112 6.3), and one that meets the reset first ' +
+    'fails (curl: exit 56)', [Length(Rest), C.Describe(Ended)]), R.ContentLength > 0);
+  AssertEquals('the Content-Length of the 503 against the length of its text', Length(Text503),
+    R.ContentLength);
+  AssertEquals('the Connection header of the 503', 'close', LowerCase(R.Connection));
+  // Send503OnMaxConnections False: closed with no byte, as before.
+  FServer.Send503OnMaxConnections := False;
+  C := Connect;
+  C.Send(Get);
+  O := C.ReadResponse(R);
+  AssertTrue('with Send503OnMaxConnections False, a connection beyond the limit ' + C.Describe(O) +
+    ', where it is closed without a response', O in [crClosed, crReset]);
+  AssertEquals('bytes the server wrote to it', '', C.FBuffer);
+  // Once the slot is free, the next connection is served.
+  FClients.Remove(Held);
+  Held.Free;
+  AssertTrue('the kept-alive connection was not freed after its client closed',
+    FNoConnections.WaitFor(WatchdogMs) = wrSignaled);
+  C := Connect;
+  C.Send(Get);
+  O := C.ReadResponse(R);
+  AssertTrue('a connection once the slot is free ' + C.Describe(O) + ', where it is served',
+    (O = crResponse) and (R.Code = 200));
+end;
+
 { Hazards of a fix of the pool }
 
 procedure TTestHTTPServerConnection.TestPoolSharesWorkersBetweenKeepAliveClients;
@@ -2138,6 +2296,58 @@ begin
   AssertTrue(Format('answers per keep-alive client in tmThreadPool: %s (%s); every client must be ' +
     'answered at least %d times, so that its connection was served again while the others were busy',
     [Counts, Outcomes, FairMinAnswered]), Least >= FairMinAnswered);
+end;
+
+{ B18 }
+
+procedure TTestHTTPServerConnection.TestEmptyLinesBeforeRequestAreIgnored;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+begin
+  // A kept connection waits the watchdog for its next request; a head that
+  // stops coming is given 500 ms.
+  UseKeepAliveThreads(WatchdogMs);
+  FServer.RequestReadTimeout := 500;
+  StartServer;
+  // Two empty lines, then a GET, as the first bytes of a connection.
+  C := Connect;
+  C.Send(CRLF + CRLF + Get('/ping'));
+  O := C.ReadResponse(R);
+  AssertTrue('a GET after two empty lines at the start of a connection ' + C.Describe(O) +
+    ', where the server should ignore the empty lines and answer the GET (RFC 9112 2.2: a server ' +
+    'SHOULD ignore at least one empty line received before the request line)', O = crResponse);
+  AssertEquals('the status of the GET after the empty lines', 200, R.Code);
+  AssertEquals('the body of the GET after the empty lines', 'pong', Trim(R.Body));
+  // On a kept connection: a POST and its answer, then a CRLF and a GET in one
+  // write (a client that ends a body with CRLF, RFC 2616 4.1).
+  C := Connect;
+  C.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: 5' + CRLF + CRLF + 'hello');
+  O := C.ReadResponse(R);
+  AssertTrue('the POST ' + C.Describe(O), O = crResponse);
+  AssertEquals('the body of the POST''s answer', 'hello', Trim(R.Body));
+  C.Send(CRLF + Get('/ping'));
+  O := C.ReadResponse(R);
+  AssertTrue('a GET after an empty line on a kept connection, after a POST was answered, ' +
+    C.Describe(O) + ', where the server should ignore the empty line and answer the GET', O = crResponse);
+  AssertEquals('the status of the GET after the POST and the empty line', 200, R.Code);
+  AssertEquals('requests dispatched', 3, Counted(FRequestsHandled));
+  // An empty line, then the end of the stream: no request, the close.
+  C := Connect;
+  C.Send(CRLF);
+  C.ShutdownWrite;
+  O := C.ReadResponse(R);
+  AssertTrue('an empty line and then the end of the client''s stream ' + C.Describe(O) +
+    ', where the server closes the connection without a response', O in [crClosed, crReset]);
+  // An empty line, then silence: the quiet close of a connection that sent
+  // no request (RequestReadTimeout), not a 408 for a request it never began.
+  C := Connect;
+  C.Send(CRLF);
+  O := C.ReadResponse(R);
+  AssertTrue('an empty line and then silence ' + C.Describe(O) + ', where the server closes the ' +
+    'connection without a response once RequestReadTimeout (500 ms) has passed', O in [crClosed, crReset]);
+  AssertEquals('requests dispatched', 3, Counted(FRequestsHandled));
 end;
 
 initialization
