@@ -1693,6 +1693,290 @@ def measure_b16(row: Row, outdir: Path) -> Verdict:
     return Verdict("inconclusive", fig, data)
 
 
+
+# B17: TFPHTTPConnection.ReadString's FillBuffer waits
+# FSocket.CanRead(RequestReadTimeout) before each fill: the time-out bounds
+# one wait, not the request head, so a head that comes a few bytes at a
+# time, each gap below the time-out, is read for as long as its sender
+# likes (slowloris: in tmNone and tmPolled the whole server, a worker in
+# tmThreadPool, every MaxLiveConnectionCount slot with 128 such clients;
+# tests/hostile has those).  repro/harness/dripclient.py, a process of its
+# own, opens three connections at once on one server with
+# RequestReadTimeout 1000 ms: the drip (a 66-byte head, 3 bytes every
+# 100 ms: 2.2 s, each gap a tenth of the time-out), read between pieces so
+# that it stops at the server's answer or close; and the fix's two
+# hazards, which every row must serve: a 66-byte body dripped the same way
+# after a whole head (the content keeps the per-read rule), and a kept
+# connection idle twice the time-out (below Horse's KeepConnectionTimeout
+# of 15 s) whose next head comes whole.  Counts decide: reproduced when
+# the drip's 66 bytes were all sent and it was answered (200; an old
+# tree's 404 is an answer too); fixed when the
+# server answered 408 or closed before the head was complete.  A gap of
+# the client's own of half the time-out or more (a stalled client) leaves
+# nothing decided: the measure raises and is made once more on a fresh
+# server.  A tree with no RequestReadTimeout at all (FPC 3.2.2, old
+# trunks) is measured with none: nothing bounds its head, the drip is
+# answered.
+B17_TIMEOUT_MS = 1000
+B17_GAP_MS = 100
+DRIPCLIENT = Path(__file__).resolve().parent / "dripclient.py"
+
+
+def measure_b17(row: Row, outdir: Path) -> Verdict:
+    """Is a request head dripped below the per-read time-out cut at
+    RequestReadTimeout?  Bytes of the head sent before the answer or
+    close decide; a slow body and an idle kept connection must be served."""
+    timeout = ["--request-read-timeout", str(B17_TIMEOUT_MS)]
+    bounded = True
+    try:
+        srv, flags = _start_first(row, outdir, "b17", (HORSE + row.flags + timeout, row.flags + timeout))
+    except Unsupported as e:
+        if "no RequestReadTimeout" not in str(e):
+            raise   # a program that cannot set it (Horse's API): n/a
+        bounded = False
+        srv, flags = _start_first(row, outdir, "b17", (HORSE + row.flags,
+                                                       ["--thread-mode", "thread"] + row.flags, row.flags))
+    # The idle kept connection where the tree keeps connections: a tree
+    # without RequestReadTimeout has no fix to break it (FPC 3.2.2 has no
+    # keep-alive at all: its --horse is Threaded only).
+    keepalive = bounded and ("--keep-connections" in flags or "--horse" in flags)
+    argv = [sys.executable, str(DRIPCLIENT), srv.address, str(srv.port), "--gap-ms", str(B17_GAP_MS)]
+    if keepalive:
+        argv += ["--kept", "--idle-ms", str(2 * B17_TIMEOUT_MS)]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=60 * SLOW)
+    finally:
+        srv.stop()
+    if r.returncode != 0:
+        raise KitError(f"dripclient exited {r.returncode}: {r.stderr.strip()}")
+    got = json.loads(r.stdout)
+    (outdir / "b17.dripclient.json").write_text(json.dumps(got, indent=1))
+    d, b, k = got["drip"], got["body"], got["kept"]
+    widest = max(d["widest_gap_ms"], b["widest_gap_ms"])
+    if bounded and widest * 2 >= B17_TIMEOUT_MS:
+        raise KitError(f"the client's own gap was {widest} ms, half the time-out or more: measured nothing")
+    fig = (f"drip ({d['of']}-byte head, {got['piece']} B every {B17_GAP_MS} ms, "
+           + (f"RequestReadTimeout {B17_TIMEOUT_MS} ms" if bounded else "no RequestReadTimeout in this tree")
+           + f"): {','.join(d['statuses']) or 'no response'} after {d['sent']} of {d['of']} bytes, "
+           f"{d['end']} at {d['ms']} ms")
+    fig += (f"; slow body ({b['of']} B, {got['piece']} B every {B17_GAP_MS} ms): "
+            + (",".join(b["statuses"]) or "no response") + (" echoed" if b["echoed"] else ""))
+    if k is not None:
+        fig += (f"; kept connection idle {2 * B17_TIMEOUT_MS} ms: next GET "
+                + ("closed while idle" if k["closed_while_idle"] else ",".join(k["second"]) or "unanswered"))
+    data = {"flags": flags, "bounded": bounded, "timeout_ms": B17_TIMEOUT_MS if bounded else None,
+            "widest_gap_ms": widest, **got}
+    # The hazards are the fix's: judged where a fix can be (a tree with the
+    # time-out); an older tree's routes may answer 404, which is an answer.
+    hazards_ok = not bounded or (b["statuses"] == ["200"] and b["echoed"] and (
+        k is None or (k["first"] == ["200"] and k["second"] == ["200"])))
+    data["hazards_ok"] = hazards_ok
+    if not hazards_ok:
+        return Verdict("inconclusive", fig, data)
+    if d["sent"] == d["of"] and len(d["statuses"]) == 1 and d["statuses"] != ["408"]:
+        return Verdict("reproduced", fig, data)
+    if d["sent"] < d["of"] and d["statuses"] in ([], ["408"]) and d["end"] in ("EOF", "ECONNRESET", "enough"):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B19: at MaxLiveConnectionCount TFPCustomHttpServer.DoOnAllowConnect
+# writes a fixed 503 (fpSend) and refuses, and the refused socket is closed
+# at once.  The 503 has no Content-Length: its text ends where the
+# connection ends (RFC 9112 6.3, rule 8), and the client's request, there
+# by then as a rule, is never read, so the close is a reset, not a FIN: a
+# client cannot tell the whole 503 from one cut short, and one that meets
+# the reset before the end it waits for fails (curl: exit 56).  With
+# --max-live-connection-count 1 a kept-alive connection takes the slot
+# (its GET answered), then B19_PROBES connections each send a GET in one
+# write at once and read until the server ends the connection (a bound on
+# the wait only).  Structure decides: reproduced when no probe's 503 has a
+# Content-Length, fixed when every one has the length of its text; the
+# text, Retry-After and Connection: close must be there in both (the fix
+# changes nothing else), and the resets are counted, as a figure (the fix
+# leaves the close as it is).  What the fix may break, in the same run:
+# once the slot holder has closed, a new connection is served again
+# (polled: the server must see the close first).  A program without
+# MaxLiveConnectionCount (FPC 3.2.2, Horse's API) refuses the flag: n/a.
+B19_PROBES = 20
+B19_TEXT = b"Server is temporarily overloaded. Please try again shortly."
+B19_FLAGS = ["--max-live-connection-count", "1"]
+
+
+def b19_probe(address: str, port: int) -> dict:
+    """One connection beyond the cap: a GET at once, then everything until
+    the server ends the connection."""
+    with socket.create_connection((address, port), timeout=10) as s:
+        try:
+            s.sendall(httpwire.get("/ping"))
+        except OSError:
+            pass   # closed while sending: what came before the close is read
+        buf, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+    out = {"end": end, "bytes": len(buf), "status": None}
+    head = httpwire.parse_head(buf)
+    if head:
+        fields = {n.lower(): v for n, v in head["headers"]}
+        out.update(status=head["status"][:3], content_length=fields.get("content-length"),
+                   text=buf[head["head_len"]:] == B19_TEXT, retry_after=fields.get("retry-after"),
+                   connection=(fields.get("connection") or "").lower())
+    return out
+
+
+def _b19_served_again(srv: Server) -> str:
+    """A GET on a new connection once the slot holder has closed: its
+    status, polled until it is not the 503 (the server sees the close in its
+    own time; 5 s bound)."""
+    got = ""
+
+    def served() -> bool:
+        nonlocal got
+        with socket.create_connection((srv.address, srv.port), timeout=10) as s:
+            try:
+                got = ",".join(r["status"][:3] for r in httpwire.exchange(s, "/ping", 5.0 * SLOW))
+            except OSError:
+                got = "reset"
+        return got not in ("503", "reset", "")
+    _poll(served, 5.0 * SLOW)
+    return got or "unanswered"
+
+
+def measure_b19(row: Row, outdir: Path) -> Verdict:
+    """Does the 503 sent at MaxLiveConnectionCount say its length?  The
+    503s' fields decide; the resets are counted."""
+    srv = _server(row, outdir, "b19", HORSE + row.flags + B19_FLAGS).start()
+    try:
+        with socket.create_connection((srv.address, srv.port), timeout=10) as hold:
+            held = ",".join(r["status"][:3] for r in httpwire.exchange(hold, "/ping", 5.0 * SLOW))
+            probes = [b19_probe(srv.address, srv.port) for _ in range(B19_PROBES)] if held == "200" else []
+        after = _b19_served_again(srv) if held == "200" else "not tried"
+    finally:
+        srv.stop()
+    n503 = [p for p in probes if p["status"] == "503"]
+    lengths = sorted({p["content_length"] or "none" for p in n503})
+    resets = sum(p["end"] == "ECONNRESET" for p in probes)
+    fig = (f"slot held by a kept-alive GET ({held or 'unanswered'}); {len(n503)} of {len(probes)} "
+           f"connections beyond MaxLiveConnectionCount 1 got the 503, Content-Length "
+           f"{'/'.join(lengths) or '-'}, its {len(B19_TEXT)}-byte text whole in "
+           f"{sum(bool(p.get('text')) for p in n503)}; ended by a reset {resets}, by EOF "
+           f"{sum(p['end'] == 'EOF' for p in probes)}; after the holder closed: GET {after}")
+    data = {"held": held, "probes": probes, "after": after, "resets": resets,
+            "content_lengths": lengths}
+    whole = all(p.get("text") and p.get("retry_after") == "30" and p.get("connection") == "close"
+                and p["end"] in ("EOF", "ECONNRESET") for p in n503)
+    if held != "200" or not probes or len(n503) != len(probes) or not whole or after != "200":
+        return Verdict("inconclusive", fig, data)
+    if lengths == ["none"]:
+        return Verdict("reproduced", fig, data)
+    if lengths == [str(len(B19_TEXT))]:
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
+# B18: TFPHTTPConnection.ReadRequestHeaders takes an empty first line for
+# "no request": it returns Nil, DoHandleRequest turns keep-alive off and
+# sets FEmptyDetected, and the connection is closed without an answer,
+# where RFC 9112 2.2 says a server SHOULD ignore at least one empty line
+# (CRLF) before the request line.  Three probes, each on a connection of
+# its own, each read until the server closes (a bound on the wait only,
+# never a verdict): a CRLF and a GET (Connection: close) in one write as
+# the connection's first bytes; 100 CRLFs and the GET (hostile
+# start-crlf-100); and on a kept connection a POST /echo, its answer read,
+# then a CRLF and the GET in one write (a client that ends a body with
+# CRLF, RFC 2616 4.1).  The POST is answered first, so nothing of B2 or B5
+# (bytes left in FBuffer) is involved: the CRLF is the first byte the
+# server reads for the next request.  Where the POST's answer ends the
+# connection (no keep-alive: FPC 3.2.2, trees before KeepConnections) the
+# kept probe does not apply (the control's GET after the POST says so).
+# Controls, in the same run: the GET alone, and the POST then the GET with
+# no CRLF on one connection.  Counts
+# decide: reproduced when every applicable probe's GET went unanswered
+# (the close after zero responses), fixed when each got the control's
+# answer (200; a tree of make bisect may answer /ping 404), then the close.
+B18_GET = b"GET /ping HTTP/1.1\r\nHost: kit\r\nConnection: close\r\n\r\n"
+B18_POST = b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: 5\r\n\r\nhello"
+B18_PROBES = (   # name, what goes before the GET, after a POST on the connection
+    ("crlf", b"\r\n", False),
+    ("crlf-100", b"\r\n" * 100, False),
+    ("crlf-after-post", b"\r\n", True),
+)
+B18_CONTROLS = (("control", b"", False), ("control-after-post", b"", True))
+
+
+def b18_probe(address: str, port: int, before: bytes, after_post: bool) -> dict:
+    """before + B18_GET in one write (after a POST answered first, when
+    after_post) on a new connection, read until the server closes: the
+    GET's answer, if any, and how the connection ended."""
+    with socket.create_connection((address, port), timeout=10) as s:
+        out: dict = {}
+        if after_post:
+            s.sendall(B18_POST)
+            buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+            post = httpwire.parse_responses(buf)
+            out["post"] = post[0]["status"][:3] if post else None
+            if end != "enough":
+                out.update(outcome="unanswered post", end=end)
+                return out
+            if (post[0]["connection"] or "").lower() == "close":
+                out.update(outcome="not kept", end="closed after the POST")
+                return out
+        try:
+            s.sendall(before + B18_GET)
+        except OSError:
+            pass   # closed while sending: what came before the close is read
+        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+        if end == "enough":
+            rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+            buf += rest
+    if after_post and end == "timeout" and not buf:
+        # The server kept the connection and never read again (no keep-alive
+        # answer, a pool that does not re-check it: B6): nothing to judge.
+        out.update(outcome="timeout", end=end)
+        return out
+    resps = httpwire.parse_responses(buf)
+    out.update(responses=len(resps), statuses=[r["status"][:3] for r in resps], end=end,
+               bytes=len(buf))
+    out["outcome"] = ("timeout" if end == "timeout" else
+                      "unanswered" if not buf else
+                      "answered" if len(resps) == 1 else "other")
+    return out
+
+
+def _b18_said(p: dict) -> str:
+    if p["outcome"] in ("answered", "unanswered", "other"):
+        post = f"POST {p['post']}, then " if "post" in p else ""
+        return f"{post}{','.join(p['statuses']) or '0 responses'}, {p['end']}"
+    return f"{p['outcome']} ({p.get('post') or '-'}, {p['end']})"
+
+
+def measure_b18(row: Row, outdir: Path) -> Verdict:
+    """Is an empty line before the request line ignored, or taken for the
+    end of the connection?  Counts of probes decide."""
+    srv, flags = _start_first(row, outdir, "b18", (HORSE + row.flags, row.flags))
+    try:
+        got = {name: b18_probe(srv.address, srv.port, before, kept)
+               for name, before, kept in B18_PROBES + B18_CONTROLS}
+    finally:
+        srv.stop()
+    fig = "; ".join(f"{n} {_b18_said(p)}" for n, p in got.items())
+    data = {"flags": flags, "probes": got}
+    # The control's GET after the POST says whether the connection is kept
+    # at all: closed after the POST (no keep-alive, or its Connection:
+    # close), the kept probe does not apply.
+    kept = got["control-after-post"]["outcome"]
+    if got["control"]["outcome"] != "answered" or kept not in ("answered", "unanswered", "not kept"):
+        return Verdict("inconclusive", fig, data)
+    judged = [n for n, _, after_post in B18_PROBES if not after_post or kept == "answered"]
+    data["judged"] = judged
+    if all(got[n]["outcome"] == "unanswered" for n in judged):
+        return Verdict("reproduced", fig, data)
+    # Answered: as the control's GET is (its status: a tree of make bisect
+    # may route /ping otherwise), then the close it asked for.
+    if all(got[n]["outcome"] == "answered" and got[n]["statuses"] == got["control"]["statuses"]
+           and got[n]["end"] in ("EOF", "ECONNRESET") for n in judged):
+        return Verdict("fixed", fig, data)
+    return Verdict("inconclusive", fig, data)
+
+
 def measure_b8_next(row: Row, outdir: Path) -> Verdict:
     """B8's second symptom: the next request on a kept-alive connection.
     As measure_b8, with RequestReadTimeout 0 (where the tree has it) so
@@ -1924,6 +2208,9 @@ MEASURES = {
     "B14": lambda r, o, st: measure_b14(r, o),
     "B15": lambda r, o, st: measure_b15(r, o),
     "B16": lambda r, o, st: measure_b16(r, o),
+    "B17": lambda r, o, st: measure_b17(r, o),
+    "B18": lambda r, o, st: measure_b18(r, o),
+    "B19": lambda r, o, st: measure_b19(r, o),
     # B8's symptoms apart (make bisect judges each, SYMPTOMS): the matrix
     # column B8 is the first.
     "B8.first": lambda r, o, st: measure_b8(r, o),

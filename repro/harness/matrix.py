@@ -165,9 +165,18 @@ def fpc322_rows() -> list[Row]:
         # B16: 3.2.2's HandleRequest answers no rejected request either (its
         # request line without a version closes with no response; it has no
         # control-byte check, MaxLineLength or MaxBodySize, so those probes
-        # are served and left out).
+        # are served and left out).  B17: 3.2.2 has no RequestReadTimeout at
+        # all, so nothing bounds a request head: the dripped one is answered
+        # (and a client that sends nothing holds its thread as long).
+        # B18: 3.2.2's ReadRequestHeaders takes an empty first line for the
+        # request line (ParseStartLine leaves an empty one alone) and the
+        # request line after it for a header line without a colon;
+        # InitRequestVars then raises for the empty method, and HandleRequest
+        # answers nothing: the GET after a CRLF is lost as on trunk.
+        # B19: no MaxLiveConnectionCount, so no 503 (the program refuses
+        # --max-live-connection-count 1).
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F, "B9": NA,
-               "B10": R, "B11": R, "B12": R, "B13": NA, "B14": R, "B15": NA, "B16": R}
+               "B10": R, "B11": R, "B12": R, "B13": NA, "B14": R, "B15": NA, "B16": R, "B17": R, "B18": R, "B19": NA}
         out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
                        note="real TFPHttpServer as released", path=exe))
     return out

@@ -55,6 +55,13 @@ PROVIDER_NA = {
                   "only for each connection thread's own wait (KeepConnectionIdleTimeout, 50 ms "
                   "as Horse leaves it), and the measure's pool and polled modes are out of its "
                   "reach"),
+    "B17": (None, "the measure needs a short RequestReadTimeout (400 ms), and Horse's API has no "
+                  "such setting: a Horse application runs with fphttpserver's 30 s default, where a "
+                  "dripped head is held all the same (each gap below 30 s), only over a longer run "
+                  "than a matrix row may take"),
+    "B19": (None, "the measure needs MaxLiveConnectionCount 1, and Horse's API has no such "
+                  "setting: a Horse application on trunk keeps fphttpserver's cap of 128 and "
+                  "sends the same 503 once 128 connections are open"),
 }
 
 

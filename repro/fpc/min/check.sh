@@ -363,6 +363,22 @@ judge_b15() {   # the command's two status lines and its kept-alive connection's
     else echo "inconclusive $fig"; fi
 }
 
+judge_b17() {   # "[sent N of M bytes]" of a head dripped 3 bytes every 100 ms (RequestReadTimeout 1000), what came back, cat's exit
+    local sent of lines first ex
+    read -r sent of < <(sed -n 's/^\[sent \([0-9]*\) of \([0-9]*\) bytes\]$/\1 \2/p' "$1")
+    lines=$(grep -ac '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/^\[cat exit \([0-9]*\)\]$/\1/p' "$1")
+    local fig="sent ${sent:-?} of ${of:-?} bytes of the head, $lines response(s)${first:+, the first '${first%$'\r'}'}, cat exit ${ex:-none}"
+    # Counts: the whole head sent and its 200 is the defect; the server's
+    # answer (408) or close before the head was whole is the fix.  Each gap
+    # is a tenth of the time-out, so only a deadline on the head cuts it.
+    if [[ -z $sent || -z $of || ( $ex != 0 && $ex != 1 ) ]]; then
+        echo "inconclusive $fig (want the sent count and the end of the stream)"
+    elif ((sent == of && lines == 1)) && [[ $first == 'HTTP/1.1 200'* ]]; then echo "defect $fig (the whole dripped head was read)"
+    elif ((sent < of)) && { ((lines == 0)) || [[ $lines == 1 && $first == 'HTTP/1.1 408'* ]]; }; then
+        echo "fixed $fig (cut before the head was complete)"
+    else echo "inconclusive $fig"; fi
+}
+
 judge_b16() {   # what the server sent for a request line with FTP/1.0 until it closed; cat's exit
     local lines first close ex
     lines=$(grep -c '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/^\[cat exit \([0-9]*\)\]$/\1/p' "$1")
@@ -377,6 +393,41 @@ judge_b16() {   # what the server sent for a request line with FTP/1.0 until it 
         echo "fixed $fig"
     elif [[ $ex != 0 && $ex != 1 ]]; then echo "inconclusive $fig (want the end of the stream: exit 0, or 1 for a reset)"
     elif ((lines == 0)) && [[ $(grep -avc '^\[cat exit' "$1") == 0 ]]; then echo "defect $fig (closed without a byte)"
+    else echo "inconclusive $fig"; fi
+}
+
+judge_b18() {   # what the server sent for a CRLF and a GET in one write until it closed; cat's exit; the program's 'request:' lines
+    local lines first ex reqs
+    lines=$(grep -ac '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") reqs=$(grep -c '^request:' "$2")
+    ex=$(sed -n 's/.*\[cat exit \([0-9]*\)\]$/\1/p' "$1")
+    local fig="$lines response(s)${first:+, the first '${first%$'\r'}'}, $reqs dispatched, cat exit ${ex:-none}"
+    # Counts before the end of the stream (a close, or a reset: the server
+    # may close with the GET unread; the command ignores SIGPIPE): the GET
+    # answered 200 and dispatched once is the fix, nothing sent and nothing
+    # dispatched the defect; a time-out (124) or no "[cat exit" line decides
+    # nothing.
+    if [[ $ex != 0 && $ex != 1 ]]; then echo "inconclusive $fig (want the end of the stream: exit 0, or 1 for a reset)"
+    elif ((lines == 1 && reqs == 1)) && [[ $first == 'HTTP/1.1 200'* ]]; then echo "fixed $fig"
+    elif ((lines == 0 && reqs == 0)) && [[ $(grep -avc '\[cat exit' "$1") == 0 ]]; then echo "defect $fig (closed without a byte)"
+    else echo "inconclusive $fig"; fi
+}
+
+judge_b19() {   # the slot holder's status line, one 503's head (curl -D -), then 'N CODE exit E' lines of 100 GETs
+    local held n503 cl total ok failed other
+    held=$(grep -ac '^HTTP/1.1 200' "$1") n503=$(grep -ac '^HTTP/1.1 503' "$1")
+    cl=$(tr -d '\r' < "$1" | awk 'tolower($1) == "content-length:" { print $2; exit }')
+    read -r total ok failed other < <(awk '$3 == "exit" && $1 ~ /^[0-9]+$/ { t += $1
+        if ($2 == 503 && $4 == 0) o += $1; else if ($2 == 503) f += $1; else x += $1 }
+        END { print t + 0, o + 0, f + 0, x + 0 }' "$1")
+    local fig="slot held: $held x 200; the 503's head: Content-Length ${cl:-none}; of $total GETs: $ok '503 exit 0', $failed 503 with the transfer failed, $other other"
+    # Structure and counts: the 503 says its length or not, and how many of
+    # the 100 transfers of it failed (curl exit 56: the reset came before
+    # the end it waited for).  Every GET must have met the 503 (the slot
+    # held), else the run says nothing.
+    if ((held != 1 || n503 != 1 || total != 100 || other != 0)); then
+        echo "inconclusive $fig (want the slot held and every GET answered 503)"
+    elif [[ $cl == 59 ]] && ((failed == 0)); then echo "fixed $fig"
+    elif [[ -z $cl ]] && ((failed > 0)); then echo "defect $fig (close-delimited, cut by the reset)"
     else echo "inconclusive $fig"; fi
 }
 
