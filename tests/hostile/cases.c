@@ -427,8 +427,11 @@ static int run_rst_mid_response(struct ctx *c)
     return 0;
 }
 
-/* One byte every 100 ms for 10 bytes, then silence (read time-out 300):
- * the drip outlasts the time-out three times over. */
+/* One byte every 100 ms for 20 bytes, then silence (read time-out 1000):
+ * each gap a tenth of the time-out, the drip twice as long as it.  The
+ * per-read time-out (B17) holds the socket through the drip and closes it
+ * 1 s after its last byte; the head's deadline (request-head-deadline)
+ * cuts it 1 s after its first, half-way through the drip. */
 static int run_slowloris(struct ctx *c)
 {
     static const char drip[] = "GET /ping HTTP/1.1\r\nX-Slow: aaaaaaaaaaaa";
@@ -438,7 +441,7 @@ static int run_slowloris(struct ctx *c)
 
     if (rx_open(&x, c->s, c->why, sizeof c->why) != 0)
         return rx_free(&x), -1;
-    for (i = 0; i < 10 && !rx_closed(&x); i++) {
+    for (i = 0; i < 20 && !rx_closed(&x); i++) {
         tlast = tc_now_us();
         rx_xfer(&x, drip + i, 1, 0, 100, 0);
         during |= rx_closed(&x);
@@ -455,7 +458,9 @@ static int run_slowloris(struct ctx *c)
     return 0;
 }
 
-/* --max-live-connection-count 4: 4 kept connections, a 5th, then the 4 close. */
+/* --max-live-connection-count 4: 4 kept connections, a 5th, then the 4 close.
+ * The 5th's 503: ended by its length or only by the close (B19: it has no
+ * Content-Length, and the close is a reset when its request was there). */
 static int run_max_live(struct ctx *c)
 {
     struct rx k[4], x;
@@ -473,8 +478,8 @@ static int run_max_live(struct ctx *c)
     for (i = 0; i < 4; i++)
         rx_free(&k[i]);
     after = hs_ping_within(c->s, 3000);
-    snprintf(c->outcome, sizeof c->outcome, "kept=%d,fifth=%s,after-close=%s", kept, o,
-             after ? "served" : "refused");
+    snprintf(c->outcome, sizeof c->outcome, "kept=%d,fifth=%s,503-end=%s,after-close=%s", kept, o,
+             !x.nr ? "-" : x.r[0].to_close ? "close" : "length", after ? "served" : "refused");
     rx_detail(&x, c->detail, sizeof c->detail);
     rx_free(&x);
     return 0;
@@ -738,6 +743,54 @@ static int run_drip_130(struct ctx *c)
     return 0;
 }
 
+/* Thread mode none, read time-out 1000: one client drips a request head
+ * (1 B every 100 ms for 3 s, each gap a tenth of the time-out) while a
+ * control GET waits behind it.  The per-read time-out never fires (B17):
+ * the server reads the drip and nothing else until the drip's client
+ * closes; with the head's deadline the drip is cut 1 s after its first
+ * byte and the control is served while the drip would still go on. */
+#define DRIP_1_ROUNDS 30
+static int run_drip_1_none(struct ctx *c)
+{
+    static const char part[] = "GET /ping HTTP/1.1\r\nX-Drip: ";
+    struct rx d, x;
+    int r, during, cut, after = 0;
+    int64_t t0, t1;
+
+    if (rx_open(&d, c->s, c->why, sizeof c->why) != 0)
+        return rx_free(&d), -1;
+    rx_xfer(&d, part, sizeof part - 1, 0, 100, 0);
+    srv_wait_consumed(c->s, d.fd, 1000);   /* the server is in the drip's head */
+    if (rx_open(&x, c->s, c->why, sizeof c->why) != 0) {
+        rx_free(&d);
+        return rx_free(&x), -1;
+    }
+    t0 = tc_now_us();
+    rx_xfer(&x, GET_PING, sizeof GET_PING - 1, 1, 50, 0);
+    for (r = 0; r < DRIP_1_ROUNDS && !x.nr; r++) {   /* the drip's pace: 2 x 50 ms */
+        if (!rx_closed(&d))
+            rx_xfer(&d, "a", 1, 0, 50, 0);
+        else
+            rx_xfer(&x, NULL, 0, 1, 50, 0);
+        rx_xfer(&x, NULL, 0, 1, 50, 0);
+    }
+    during = x.nr > 0;
+    cut = rx_closed(&d);
+    rx_free(&d);
+    if (!during) {
+        rx_xfer(&x, NULL, 0, 1, 5000, 0);
+        after = x.nr > 0;
+    }
+    t1 = tc_now_us();
+    snprintf(c->outcome, sizeof c->outcome, "drip=%s,control=%s", cut ? "cut" : "held",
+             during ? "served-during-drip" : after ? "served-after-drip-closed" : "never");
+    snprintf(c->detail, sizeof c->detail,
+             "%d drip rounds of 100 ms; control answered within %lld ms of its request%s", r,
+             (long long)(t1 - t0) / 1000, x.nr ? "" : " (never)");
+    rx_free(&x);
+    return 0;
+}
+
 /* k slow clients (a request line, then silence) in the row's thread mode;
  * then a control GET: answered while they stall, or only after they close. */
 static int slow_clients(struct ctx *c, int k)
@@ -898,8 +951,8 @@ const struct hcase hs_cases[] = {
     {"start-non-ascii-lenient", hs_run_one, {HORSE, "--no-strict-ascii-url"},
      "GET /caf\xc3\xa9 HTTP/1.1\r\n\r\n", 0, NULL, 0, 0,
      E({0, "404/9B;open"})},
-    {"start-empty-line", hs_run_one, {HORSE}, "\r\n" GET_PING, 0, NULL, 0, 0, E({0, "-;closed"})},
-    {"start-crlf-100", hs_run_one, {HORSE}, NULL, 0, b_crlf_100, 0, 0, E({0, "-;closed"})},
+    {"start-empty-line", hs_run_one, {HORSE}, "\r\n" GET_PING, 0, NULL, 0, 0, E({0, "-;closed"}, {FX(18), "200/4B;open"})},
+    {"start-crlf-100", hs_run_one, {HORSE}, NULL, 0, b_crlf_100, 0, 0, E({0, "-;closed"}, {FX(18), "200/4B;open"})},
     {"start-no-http-word", hs_run_one, {HORSE},
      "GET /ping\r\n\r\n", 0, NULL, 0, 0,
      E({0, "200/4B;closed"},
@@ -1018,7 +1071,8 @@ const struct hcase hs_cases[] = {
      E({0, "-;closed"}, {FX(16), "408/11B+C;closed"})},
     {"slowloris", run_slowloris, {HORSE, "--request-read-timeout", "1000"},
      NULL, 0, NULL, 0, 0,
-     E({0, "held-through-drip,silent;closed"}, {FX(16), "held-through-drip,response;closed"})},
+     E({0, "held-through-drip,silent;closed"}, {FX(16), "held-through-drip,response;closed"},
+       {FX(17), "cut-during-drip,silent;closed"}, {FX(16) | FX(17), "cut-during-drip,response;closed"})},
     {"overrun-then-serve", run_overrun_then_serve, {HORSE},
      NULL, 0, NULL, 0, 0,
      E({0, "first=200/5B;open,after-close=4/4"},
@@ -1049,7 +1103,8 @@ const struct hcase hs_cases[] = {
     {"half-close", run_half_close, {HORSE}, GET_PING, 0, NULL, 0, 0, E({0, "200/4B;closed"})},
     {"max-live-4", run_max_live, {HORSE, "--max-live-connection-count", "4"},
      NULL, 0, NULL, 0, 0,
-     E({0, "kept=4,fifth=503/59B+C;closed,after-close=served"})},
+     E({0, "kept=4,fifth=503/59B+C;closed,503-end=close,after-close=served"},
+       {FX(19), "kept=4,fifth=503/59B+C;closed,503-end=length,after-close=served"})},
     {"sigterm-keepalive", run_sigterm_keepalive, {HORSE},
      NULL, 0, NULL, 0, 0,
      E({0, "kept=3,closed-by-stop=3,exit=0"})},
@@ -1058,6 +1113,9 @@ const struct hcase hs_cases[] = {
     {"slow-1-none", run_slow_1, {NULL},
      NULL, 0, NULL, 0, 0,
      E({0, "control=blocked-until-slow-closed"})},
+    {"drip-1-none", run_drip_1_none, {"--request-read-timeout", "1000"},
+     NULL, 0, NULL, 0, 0,
+     E({0, "drip=held,control=served-after-drip-closed"}, {FX(17), "drip=cut,control=served-during-drip"})},
     {"slow-1-polled", run_slow_1, {"--thread-mode", "polled", KEEP},
      NULL, 0, NULL, 0, 0,
      E({0, "control=blocked-until-slow-closed"})},

@@ -78,6 +78,7 @@ static void rx_parse(struct rx *x)
             x->cur.status = r.status;
             x->cur.conn_close = r.conn_close;
             x->cur.conn_keep_alive = r.conn_keep_alive;
+            x->cur.to_close = r.framing == HR_BODY_CLOSE;
             x->cur.body_off = x->off + (size_t)n;
             x->body_pos = x->cur.body_off;
             if (hr_body_init(b, &r, HR_BODY_UNLIMITED) != 0) {

@@ -87,6 +87,7 @@ struct rsp {
     int status;
     int conn_close;            /* Connection: close */
     int conn_keep_alive;       /* Connection: keep-alive (shown as +K in --conformance) */
+    int to_close;              /* no length: its body ended with the connection (RFC 9112 6.3 rule 8) */
     size_t body_off;           /* into rx.buf (Content-Length / to-close bodies) */
     unsigned long long body_len;
 };
