@@ -327,7 +327,7 @@ finish() {   # finish NAME: print its log, count it
     took[$name]=$(( $(date +%s) - start_of[$name] ))
     cpu[$name]=$(awk '$1 == "step-cpu" { printf "%d", $2 + $3 }' "$logdir/$name.log")
     echo "== $name (exit $rc, ${took[$name]} s, $(( $(date +%s) - t0 )) s into the suite)"
-    cat "$logdir/$name.log"
+    grep -v '^step-cpu ' "$logdir/$name.log"
     count "$name" "$rc"
 }
 
