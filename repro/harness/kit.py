@@ -1627,17 +1627,25 @@ B16_ALWAYS = "missing-protocol"
 B16_CONTROL = b"GET /ping HTTP/1.1\r\nHost: kit\r\n\r\n"
 
 
+def send_then_read_to_close(s: socket.socket, data: bytes) -> tuple[bytes, str]:
+    """Send DATA, read one response, then on until the server closes (each
+    wait bounded); the bytes and how the read ended.  A server that closes
+    while DATA is sent is read all the same: what came before the close."""
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+    buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
+    if end == "enough":
+        rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+        buf += rest
+    return buf, end
+
+
 def b16_probe(address: str, port: int, req: bytes, want: str) -> dict:
     """One request: its response (if any) and how the connection ended."""
     with socket.create_connection((address, port), timeout=10) as s:
-        try:
-            s.sendall(req)
-        except OSError:
-            pass   # closed while sending: what came before the close is read
-        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
-        if end == "enough":
-            rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
-            buf += rest
+        buf, end = send_then_read_to_close(s, req)
     resps = httpwire.parse_responses(buf)
     out = {"responses": len(resps), "statuses": [r["status"][:3] for r in resps],
            "end": end, "bytes": len(buf)}
@@ -1919,14 +1927,7 @@ def b18_probe(address: str, port: int, before: bytes, after_post: bool) -> dict:
             if (post[0]["connection"] or "").lower() == "close":
                 out.update(outcome="not kept", end="closed after the POST")
                 return out
-        try:
-            s.sendall(before + B18_GET)
-        except OSError:
-            pass   # closed while sending: what came before the close is read
-        buf, end = httpwire.read_responses_end(s, 1, 5.0 * SLOW)
-        if end == "enough":
-            rest, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
-            buf += rest
+        buf, end = send_then_read_to_close(s, before + B18_GET)
     if after_post and end == "timeout" and not buf:
         # The server kept the connection and never read again (no keep-alive
         # answer, a pool that does not re-check it: B6): nothing to judge.
