@@ -3,7 +3,9 @@
 #                      [--jobs N] [--light] [--cases a,b] [VARIANT...]
 #
 # Runs the hostile corpus (build/hostile, tests/hostile/README.md) against
-# server variants, several variants at once (--jobs, default 6).
+# server variants, several variants at once (--jobs, default 6); in the
+# sanitizer modes each variant's cases are dealt round HOSTILE_SHARDS runs
+# (default 4) that go beside each other, as their cases mostly wait.
 #   (plain)       build/<variant>/server-min, every variant and pair of the C
 #                 series (repro/harness/patchset.py)
 #   --asan        build-asan/<variant>/server-min (any report fails)
@@ -31,6 +33,7 @@ source scripts/lib.sh
 trap kit_cleanup EXIT
 
 modes=(plain) jobs=6 light='' cases=() unbuilt=() ran=()
+SHARDS=${HOSTILE_SHARDS:-4}   # build/hostile runs per variant in the sanitizer modes
 while (($#)); do
     case $1 in
     --asan) modes=(asan) ;;
@@ -87,11 +90,11 @@ server_of() {
     esac
 }
 
-# run_variant MODE VARIANT FIXED APPLIED: one build/hostile run; its output
-# in results/hostile/MODE/VARIANT/hostile.out.
+# run_variant MODE VARIANT FIXED APPLIED OUT [CASES]: one build/hostile run
+# (of the comma list CASES only, if given) into results/hostile/MODE/VARIANT/,
+# its output in OUT.
 run_variant() {
-    local mode=$1 v=$2 fixed=$3 applied=$4 dir=results/hostile/$1/$2 server args=()
-    rm -rf "$dir"
+    local mode=$1 v=$2 fixed=$3 applied=$4 out=$5 only=${6:-} dir=results/hostile/$1/$2 server args=()
     mkdir -p "$dir"
     server=$(server_of "$mode" "$v")
     [[ $mode == real-trunk ]] || args+=(--clone)
@@ -114,18 +117,18 @@ run_variant() {
         fi ;;
     esac
     if [[ $fixed == "?" ]]; then
-        echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/harness/patchset.py)" > "$dir/hostile.out"
+        echo "TEST: hostile $mode/$v [FAIL] not a variant of the series (repro/harness/patchset.py)" > "$out"
         return 1
     fi
     if [[ ! -x $snap/$mode/$v/${server##*/} && $mode == real-trunk ]]; then
-        echo "TEST: hostile $mode/$v [SKIP] $server not built (make real-trunk)" > "$dir/hostile.out"
+        echo "TEST: hostile $mode/$v [SKIP] $server not built (make real-trunk)" > "$out"
         return 4
     elif [[ ! -x $snap/$mode/$v/${server##*/} || " ${unbuilt[*]} " == *" $server "* ]]; then
-        echo "TEST: hostile $mode/$v [FAIL] $server did not build" > "$dir/hostile.out"
+        echo "TEST: hostile $mode/$v [FAIL] $server did not build" > "$out"
         return 1
     fi
     "$snap/hostile" --server "$snap/$mode/$v/${server##*/}" --variant "$v" --mode "$mode" --fixed "$fixed" \
-        --applied "$applied" --log-dir "$dir" "${args[@]}" "${cases[@]}" > "$dir/hostile.out" 2>&1
+        --applied "$applied" --log-dir "$dir" "${args[@]}" "${cases[@]}" ${only:+--cases "$only"} > "$out" 2>&1
 }
 
 t0=$SECONDS
@@ -137,10 +140,10 @@ reap() {
     wait -n -p pid "${!pid_of[@]}" 2>/dev/null
     out=${pid_of[$pid]}
     unset "pid_of[$pid]"
-    grep -E '^(TEST:|    )' "$out/hostile.out"
-    passed=$((passed + $(grep -c '^TEST: .*\[ OK \]' "$out/hostile.out")))
-    failed=$((failed + $(grep -c '^TEST: .*\[FAIL\]' "$out/hostile.out")))
-    skipped=$((skipped + $(grep -c '^TEST: .*\[SKIP\]' "$out/hostile.out")))
+    grep -E '^(TEST:|    )' "$out"
+    passed=$((passed + $(grep -c '^TEST: .*\[ OK \]' "$out")))
+    failed=$((failed + $(grep -c '^TEST: .*\[FAIL\]' "$out")))
+    skipped=$((skipped + $(grep -c '^TEST: .*\[SKIP\]' "$out")))
 }
 
 for mode in "${modes[@]}"; do
@@ -176,11 +179,30 @@ for mode in "${modes[@]}"; do
     done
     for row in "${rows[@]}"; do
         IFS='|' read -r v fixed applied <<< "$row"
-        while ((${#pid_of[@]} >= jobs)); do reap; done
-        run_variant "$mode" "$v" "$fixed" "$applied" &
-        pid_of[$!]=results/hostile/$mode/$v
-        ran+=("results/hostile/$mode/$v/hostile.out")
-        KIT_PIDS+=($!)
+        dir=results/hostile/$mode/$v
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        # Shards: the sanitizer modes run few variants whose cases mostly
+        # wait (their time-outs scaled by --slow), one after another; the
+        # cases of a variant are dealt round the shards, each a build/hostile
+        # run of its own beside the others.  Each case still runs once.
+        shards=()
+        if [[ $mode == asan || $mode == tsan ]] && ((${#cases[@]} == 0 && SHARDS > 1)) &&
+           [[ -x $snap/$mode/$v/server-min ]]; then
+            mapfile -t shards < <("$snap/hostile" --server "$snap/$mode/$v/server-min" --list |
+                awk -v n="$SHARDS" '{ s[(NR - 1) % n] = s[(NR - 1) % n] (s[(NR - 1) % n] == "" ? "" : ",") $1 }
+                                    END { for (k = 0; k < n; k++) if (s[k] != "") print s[k] }')
+        fi
+        ((${#shards[@]})) || shards=("")
+        for k in "${!shards[@]}"; do
+            out=$dir/hostile.out
+            ((${#shards[@]} > 1)) && out=$dir/hostile.$k.out
+            while ((${#pid_of[@]} >= jobs)); do reap; done
+            run_variant "$mode" "$v" "$fixed" "$applied" "$out" "${shards[$k]}" &
+            pid_of[$!]=$out
+            ran+=("$out")
+            KIT_PIDS+=($!)
+        done
     done
 done
 while ((${#pid_of[@]})); do reap; done
