@@ -174,22 +174,20 @@ class Outcome:
 
 
 def judge(defect: str, exe: Path, outdir: Path) -> Outcome:
-    """The kit's verdict for defect on exe.  A run without a verdict
-    (inconclusive, or the measure failed twice: kit.retried) is made once
-    more; a second one is a skip with both figures."""
+    """The kit's verdict for defect on exe.  kit.measure makes a run
+    without a verdict (inconclusive, or failed) once more on a fresh server
+    (kit.retried); no verdict then is a skip with both figures."""
     row = kit.Row(f"bisect {exe.parent.name}", "bisect", path=exe)
-    figures = []
-    for attempt in (1, 2):
-        shutil.rmtree(outdir / f"try{attempt}", ignore_errors=True)
-        v = kit.measure(defect, row, outdir / f"try{attempt}", use_strace=False)
-        if v.state == "reproduced":
-            return Outcome(BAD, v.state, v.figure, attempt)
-        if v.state == "fixed":
-            return Outcome(GOOD, v.state, v.figure, attempt)
-        if v.state == "n/a":   # the server refused the defect's flags: no such feature yet
-            return Outcome(SKIP, v.state, f"predates the feature: {v.figure}", attempt)
-        figures.append(f"{v.state}: {v.figure}")   # inconclusive, or the measure failed
-    return Outcome(SKIP, "inconclusive", "no verdict twice: " + " | ".join(figures), 2)
+    shutil.rmtree(outdir / "try1", ignore_errors=True)
+    v = kit.measure(defect, row, outdir / "try1", use_strace=False)
+    attempts = 2 if {"first_run", "first_attempt_error", "errors"} & v.data.keys() else 1
+    if v.state == "reproduced":
+        return Outcome(BAD, v.state, v.figure, attempts)
+    if v.state == "fixed":
+        return Outcome(GOOD, v.state, v.figure, attempts)
+    if v.state == "n/a":   # the server refused the defect's flags: no such feature yet
+        return Outcome(SKIP, v.state, f"predates the feature: {v.figure}", attempts)
+    return Outcome(SKIP, "inconclusive", f"no verdict twice: {v.state}: {v.figure}", 2)
 
 
 def test(repo: Path, sha: str, defect: str, tag: str = "bisect",

@@ -829,15 +829,9 @@ def measure_b8(row: Row, outdir: Path, extra: tuple[str, ...] = ()) -> Verdict:
     for the last ones are above 1023.  The first ten are the run's control
     (fds below 1024, read by every server): a run in which they were not all
     answered in time (a load spike beside four such servers: 0-7 of 10 in 4
-    of 30 rows of one suite run) says nothing, and is made once more on a
-    new server; the second decides, and the figure says so."""
-    v = b8_once(row, outdir, "b8", extra)
-    if v.state == "inconclusive":
-        first = v.figure
-        v = b8_once(row, outdir, "b8-again", extra)
-        v.figure += f" (second run; the first: {first})"
-        v.data["first_run"] = first
-    return v
+    of 30 rows of one suite run) says nothing (inconclusive), and is made
+    once more on a new server by retried(); the second decides."""
+    return b8_once(row, outdir, "b8", extra)
 
 
 # B9: an application assigns OnAcceptIdle while the server runs
@@ -1815,11 +1809,7 @@ def b19_probe(address: str, port: int) -> dict:
     """One connection beyond the cap: a GET at once, then everything until
     the server ends the connection."""
     with socket.create_connection((address, port), timeout=10) as s:
-        try:
-            s.sendall(httpwire.get("/ping"))
-        except OSError:
-            pass   # closed while sending: what came before the close is read
-        buf, end, _ = httpwire.read_until_close(s, 5.0 * SLOW)
+        buf, end = send_then_read_to_close(s, httpwire.get("/ping"))
     out = {"end": end, "bytes": len(buf), "status": None}
     head = httpwire.parse_head(buf)
     if head:
@@ -2017,13 +2007,7 @@ def measure_b8_next(row: Row, outdir: Path) -> Verdict:
         if nxt.get("answered_high") == k:
             return Verdict("fixed", fig, data)
         return Verdict("inconclusive", fig, data)
-    v = once("b8-next")
-    if v.state == "inconclusive":
-        again = once("b8-next-again")
-        again.figure += f" (second run; the first: {v.figure})"
-        again.data["first_run"] = v.figure
-        v = again
-    return v
+    return once("b8-next")   # an inconclusive run is made once more by retried()
 
 
 def can_capture() -> str | None:
