@@ -5,12 +5,16 @@
 # Horse tree (HORSESRC, default the snapshot
 # ../shared/upstream/horse-ff41415.tar.xz).  One TEST line per check:
 #   series-file  series and folder agree (both folders)
-#   fields       each patch's DEP-3 fields (in the commit message, after the
-#                Subject): Description, Author, Mitigates: B<n>, Platforms
-#                (unix, windows or all), Horse-Routine, Forwarded, Last-Update
-#                (YYYY-MM-DD), optional Defect: H<n>, optional Provider
-#                (fpc, epoll, or none: no provider code), optional Needs: <an
-#                earlier patch>
+#   message      each Horse patch's commit message is Horse's own form
+#                (its history: a subject such as `fix(core): ...`, a plain
+#                body, no field lines) and its author no placeholder
+#   fields       the kit's fields of each Horse patch (its stanza in
+#                patches/horse/fields; a simulation's in its own DEP-3
+#                header, with Description and Author): Mitigates: B<n>,
+#                Platforms (unix, windows or all), Horse-Routine, Forwarded,
+#                Last-Update (YYYY-MM-DD), optional Defect: H<n>, optional
+#                Provider (fpc, epoll, or none: no provider code), optional
+#                Needs: <an earlier patch>
 #   git-am       each Horse patch ALONE on a fresh repository of the tree
 #                (each is git format-patch output that applies on ff41415
 #                by itself); the simulations in order, as rows build them
@@ -45,10 +49,14 @@ for d in "$dir" "$simdir"; do
     listed=$(series_names "$d" | sort) present=$(cd "$d" && ls ./*.patch | sed 's|^\./||; s/\.patch$//' | sort)
     [[ $listed == "$present" ]] && ok "series-file ${d#"$top"/}" || fail "series-file ${d#"$top"/}" "series: $listed; folder: $present"
 done
+stanzas=$(sed -n 's/^Patch: *//p' "$dir/fields" | sort)
+[[ $stanzas == "$(series_names "$dir" | sort)" ]] && ok "fields-file (a stanza per patch)" \
+    || fail "fields-file (a stanza per patch)" "stanzas: $stanzas; series: $(series_names "$dir" | sort)"
 
-# check_fields PATCH POSITION: why the fields are not the kit's Horse form.
+# check_fields FILE POSITION REQUIRED: why the fields of FILE (a patch's
+# message, or a stanza of patches/horse/fields) are not the kit's form.
 check_fields() {
-    awk -v pos="$2" -v series=" ${names[*]} " '
+    awk -v pos="$2" -v series=" ${names[*]} " -v required="$3" '
     /^---$/ { exit }
     !body && /^$/ { body = 1; next }
     body && /^[A-Za-z][A-Za-z-]*: / {
@@ -65,9 +73,21 @@ check_fields() {
             print "field not in the kit form: " f
     }
     END {
-        split("Description Author Mitigates Platforms Horse-Routine Forwarded Last-Update", req, " ")
+        split(required, req, " ")
         for (k in req) if (n[req[k]] != 1) print req[k] " appears " (n[req[k]] + 0) " times"
     }' "$1"
+}
+
+# check_message PATCH: prints why a Horse patch's commit message is not in
+# Horse's form (as scripts/check-fpc-patches.sh does for FPC's).
+check_message() {
+    local info
+    info=$(git mailinfo "$tmp/msg" /dev/null < "$1" 2>/dev/null) || { echo "git mailinfo cannot read it"; return; }
+    grep -qE '^Subject: [a-z]+(\([a-z0-9, -]+\))?: [^ ]' <<< "$info" \
+        || echo "the subject is not Horse's form (type(scope): ...): $(sed -n 's/^Subject: //p' <<< "$info")"
+    grep -qE "^Email: .*$KIT_PLACEHOLDER_EMAIL" <<< "$info" && echo "the author is a placeholder: $(sed -n 's/^Email: //p' <<< "$info")"
+    grep -nE '^[A-Z][A-Za-z-]*: ' "$tmp/msg" | head -2 | sed 's/^/a field line in the message (the kit'"'"'s fields are in patches\/horse\/fields), line /'
+    [[ -s $tmp/msg ]] || echo "no body: say what the change does and how its test shows it"
 }
 
 kit_mktemp tmp
@@ -83,9 +103,13 @@ am_ok=1
 pos=0
 for n in "${names[@]}"; do
     pos=$((pos + 1))
-    why=$(check_fields "$dir/$n.patch" "$pos")
+    why=$(check_message "$dir/$n.patch")
+    [[ -z $why ]] && ok "$n message (Horse's form)" || fail "$n message (Horse's form)" "$(tr '\n' ';' <<< "$why")"
+    # Its stanza, as a message body for check_fields (a blank line first).
+    { echo; awk -v n="$n" '/^#/ { next } /^Patch: / { on = ($2 == n) ; next } on && NF' "$dir/fields"; } > "$tmp/fields-$n"
+    why=$(check_fields "$tmp/fields-$n" "$pos" "Mitigates Platforms Horse-Routine Forwarded Last-Update")
     [[ -z $why ]] && ok "$n fields" || fail "$n fields" "$(tr '\n' ';' <<< "$why")"
-    if grep -q '^Forwarded: not-needed' "$dir/$n.patch"; then
+    if grep -q '^Forwarded: not-needed' "$tmp/fields-$n"; then
         fail "$n not-merged" "Forwarded: not-needed: a fix Horse has is a simulation (repro/horse/sim/), not a Horse patch"
     else ok "$n not-merged"; fi
     repo=$tmp/alone-$n
@@ -104,7 +128,7 @@ fresh_repo "$repo"
 names=("${sims[@]}") pos=0
 for n in "${sims[@]}"; do
     pos=$((pos + 1))
-    why=$(check_fields "$simdir/$n.patch" "$pos")
+    why=$(check_fields "$simdir/$n.patch" "$pos" "Description Author Mitigates Platforms Horse-Routine Forwarded Last-Update")
     [[ -z $why ]] && ok "sim $n fields" || fail "sim $n fields" "$(tr '\n' ';' <<< "$why")"
     if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q "$simdir/$n.patch" > "$tmp/am.log" 2>&1; then ok "sim $n git-am"
     else fail "sim $n git-am" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; git -C "$repo" am --abort 2> /dev/null; am_ok=0; break; fi

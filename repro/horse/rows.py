@@ -13,8 +13,10 @@ Every expected verdict is derived, never written per row:
   real 3.2.2 row's, the win64 rows' rule);
 - the columns a Horse application cannot reach (PROVIDER_NA below: the
   program refuses the kit's flag with exit 2, so the run itself says n/a);
-- the Horse patches' own headers: `Mitigates: Bn` with `Platforms: unix`
-  or `all` (read with patchset.read_headers, like every other patch fact).
+- the Horse patches' fields: `Mitigates: Bn` with `Platforms: unix` or
+  `all`, in patches/horse/fields (the patches' messages are Horse's own
+  form, with no field lines); the simulations' in their own headers (read
+  with patchset.read_headers, like every other patch fact).
 """
 from __future__ import annotations
 
@@ -85,10 +87,27 @@ class HorsePatch:
     provider: str | None = None    # Provider: header; None = the FPC provider
 
 
+def horse_fields(path: Path = SERIES.parent / "fields") -> dict[str, dict[str, str]]:
+    """patches/horse/fields: a stanza of 'Field: value' lines per Horse
+    patch, opened by 'Patch: <name>'; '#' lines are comments."""
+    out: dict[str, dict[str, str]] = {}
+    cur: dict[str, str] | None = None
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        field, _, value = line.partition(": ")
+        if field == "Patch":
+            cur = out.setdefault(value.strip(), {})
+        elif cur is not None:
+            cur[field] = value.strip()
+    return out
+
+
 def horse_patches() -> list[HorsePatch]:
     """The kit's simulations (repro/horse/sim/series), then the Horse
     patches (patches/horse/series)."""
     out = []
+    fields = horse_fields() if SERIES.exists() else {}
     for series, sim in ((SIM_SERIES, True), (SERIES, False)):
         if not series.exists():
             continue
@@ -96,7 +115,7 @@ def horse_patches() -> list[HorsePatch]:
             name = line.split("#", 1)[0].strip().removesuffix(".patch")
             if not name:
                 continue
-            h = patchset.read_headers(series.parent / f"{name}.patch")
+            h = patchset.read_headers(series.parent / f"{name}.patch") if sim else fields.get(name, {})
             out.append(HorsePatch(name, (h.get("Mitigates") or "").strip() or None,
                                   tuple((h.get("Platforms") or "all").split()),
                                   (h.get("Needs") or "").strip() or None,
