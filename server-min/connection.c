@@ -19,6 +19,9 @@
  *    (B17).
  *  - ReadRequestHeaders takes an empty line before the request line for "no
  *    request": the connection is closed under the request after it (B18).
+ *  - ParseStartLine takes a target in absolute-form (http://k/ping) for a
+ *    path: PathInfo "/http://k/ping", and the Host field stays whatever the
+ *    client sent (request_set_start_line, B20).
  */
 #include "connection.h"
 

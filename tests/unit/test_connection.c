@@ -836,6 +836,171 @@ static void test_b18_empty_lines_bounded(void)
     }
 }
 
+/* ---- B20: request targets in absolute-form ------------------------------ */
+
+/* What ReadRequestHeaders makes of one request head: URL, PathInfo, query
+ * and Host as the application reads them, on stock and with
+ * accept-absolute-form.  NULL host: no Host field. */
+struct target_case {
+    const char *head;
+    const char *url;
+    const char *path_stock, *path_fixed;
+    const char *query;
+    const char *host_stock, *host_fixed;
+};
+
+static void check_targets(const struct target_case *cases, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const struct target_case *t = &cases[i];
+        struct http_request *req = NULL;
+
+        open_conn();
+        start();
+        unit_write_str(u.peer, t->head);
+        ASSERT_INT(connection_read_request_headers(u.c, &req), 0);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+        /* Request.URL is what the client sent, fix or no fix. */
+        ASSERT_STR(req->url, t->url);
+        ASSERT_STR(req->path_info, KIT_FIXED_B20 ? t->path_fixed : t->path_stock);
+        ASSERT_STR(req->query, t->query);
+        ASSERT_STR(request_get_header(req, "Host"),
+                   KIT_FIXED_B20 ? t->host_fixed : t->host_stock);
+        ASSERT_INT(connection_buffered(u.c), 0);
+        request_free(req);
+        finish();
+    }
+}
+
+/* B20: RFC 9112 3.2.2, a server MUST accept the absolute-form, and an
+ * origin server uses the target's host, not the Host field.  Stock puts a
+ * '/' before the whole target (PathInfo "/http://k/ping": a path no
+ * application has) and keeps the Host field; with accept-absolute-form
+ * PathInfo and the query come from what follows the authority, and the
+ * authority is the Host. */
+static void test_b20_absolute_form(void)
+{
+    static const struct target_case cases[] = {
+        { "GET http://k/ping HTTP/1.1\r\nHost: k\r\n\r\n", "http://k/ping",
+          "/http://k/ping", "/ping", "", "k", "k" },
+        /* the query reaches the query fields */
+        { "GET http://k/ping?x=1 HTTP/1.1\r\nHost: k\r\n\r\n", "http://k/ping?x=1",
+          "/http://k/ping", "/ping", "x=1", "k", "k" },
+        /* no path: "/", PathInfo '' as for "GET /" */
+        { "GET http://k HTTP/1.1\r\nHost: k\r\n\r\n", "http://k",
+          "/http://k", "", "", "k", "k" },
+        { "GET http://k?x=1 HTTP/1.1\r\nHost: k\r\n\r\n", "http://k?x=1",
+          "/http://k", "", "x=1", "k", "k" },
+        /* the scheme in any case; https; a port in the authority */
+        { "GET HTTP://K/ping HTTP/1.1\r\nHost: k\r\n\r\n", "HTTP://K/ping",
+          "/HTTP://K/ping", "/ping", "", "k", "K" },
+        { "GET https://k:8443/a/b HTTP/1.1\r\nHost: k\r\n\r\n", "https://k:8443/a/b",
+          "/https://k:8443/a/b", "/a/b", "", "k", "k:8443" },
+        /* the authority wins over a Host field that says another host */
+        { "GET http://k/ping HTTP/1.1\r\nHost: other.example\r\n\r\n", "http://k/ping",
+          "/http://k/ping", "/ping", "", "other.example", "k" },
+        /* and is the Host when the client sent none */
+        { "GET http://k/ping HTTP/1.1\r\n\r\n", "http://k/ping",
+          "/http://k/ping", "/ping", "", NULL, "k" },
+        /* an empty authority is taken as it is (not rejected: no 400 here) */
+        { "GET http:// HTTP/1.1\r\nHost: k\r\n\r\n", "http://",
+          "/http://", "", "", "k", "" },
+    };
+
+    check_targets(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* What the fix may break: every other target is read as stock reads it,
+ * with or without the fix (origin-form, asterisk-form, authority-form,
+ * another scheme, "http:" without "//", "http://" not at the start). */
+static void test_b20_other_targets_unchanged(void)
+{
+    static const struct target_case cases[] = {
+        { "GET /a?b=1 HTTP/1.1\r\nHost: h\r\n\r\n", "/a?b=1",
+          "/a", "/a", "b=1", "h", "h" },
+        { "GET / HTTP/1.1\r\nHost: h\r\n\r\n", "/", "", "", "", "h", "h" },
+        { "GET /ping HTTP/1.1\r\n\r\n", "/ping", "/ping", "/ping", "", NULL, NULL },
+        { "OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n", "*", "*", "*", "", "h", "h" },
+        { "CONNECT k:443 HTTP/1.1\r\nHost: k:443\r\n\r\n", "k:443",
+          "/k:443", "/k:443", "", "k:443", "k:443" },
+        { "GET ftp://k/ping HTTP/1.1\r\nHost: h\r\n\r\n", "ftp://k/ping",
+          "/ftp://k/ping", "/ftp://k/ping", "", "h", "h" },
+        { "GET httpx://k/ping HTTP/1.1\r\nHost: h\r\n\r\n", "httpx://k/ping",
+          "/httpx://k/ping", "/httpx://k/ping", "", "h", "h" },
+        { "GET http:/ping HTTP/1.1\r\nHost: h\r\n\r\n", "http:/ping",
+          "/http:/ping", "/http:/ping", "", "h", "h" },
+        { "GET /http://k/ping HTTP/1.1\r\nHost: h\r\n\r\n", "/http://k/ping",
+          "/http://k/ping", "/http://k/ping", "", "h", "h" },
+    };
+
+    check_targets(cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The Host field is replaced, not added: one Host, the other fields kept
+ * in their order; with no Host field the fix adds the one. */
+static void test_b20_host_replaced_not_added(void)
+{
+    struct http_request *req = NULL;
+
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET http://k/ping HTTP/1.1\r\nX-A: 1\r\nhost: other\r\n"
+                           "X-B: 2\r\n\r\n");
+    ASSERT_INT(connection_read_request_headers(u.c, &req), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+    ASSERT_INT(req->header_count, 3);
+    ASSERT_STR(req->headers[0].value, "1");
+    ASSERT_STR(req->headers[1].value, KIT_FIXED_B20 ? "k" : "other");
+    ASSERT_STR(req->headers[2].value, "2");
+    request_free(req);
+    finish();
+
+    open_conn();
+    start();
+    unit_write_str(u.peer, "GET http://k/ping HTTP/1.1\r\nX-A: 1\r\n\r\n");
+    ASSERT_INT(connection_read_request_headers(u.c, &req), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+    ASSERT_INT(req->header_count, 1 + KIT_FIXED_B20);
+    request_free(req);
+    finish();
+}
+
+/* End to end on a kept connection: what the application answers.  An
+ * absolute-form GET is routed (stock: 404 "not found"), the application
+ * reads the URL the client sent, the path, the query and the target's
+ * host; an origin-form GET after it on the same connection is answered as
+ * on stock, its Host field untouched, and the connection stays kept. */
+static void test_b20_application_sees_target(void)
+{
+    static const char fixed[] =
+        "URL=http://k/target?x=1 PathInfo=/target Query=x=1 Host=k";
+    static const char origin[] = "URL=/target?x=1 PathInfo=/target Query=x=1 Host=h";
+
+    open_conn();
+    srv.props.keep_connections = 1;
+    start();
+    unit_write_str(u.peer, "GET http://k/target?x=1 HTTP/1.1\r\nHost: other\r\n\r\n");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, KIT_FIXED_B20 ? 200 : 404);
+    if (KIT_FIXED_B20)
+        ASSERT_MEM(resp.body, resp.body_len, fixed);
+    else
+        ASSERT_MEM(resp.body, resp.body_len, "not found");
+    ASSERT_INT(keep_alive(), 1);
+    unit_write_str(u.peer, "GET /target?x=1 HTTP/1.1\r\nHost: h\r\n\r\n");
+    ASSERT_INT(connection_do_handle_request(u.c), 0);
+    unit_read_response(u.peer, &resp);
+    ASSERT_INT(resp.status, 200);
+    ASSERT_MEM(resp.body, resp.body_len, origin);
+    ASSERT_INT(keep_alive(), 1);
+    ASSERT_INT(unit_requests_seen(), 2);
+    ASSERT_INT(unit_readable_now(u.peer), 0);
+    finish();
+}
+
 /* ---- keep-alive flag and Connection headers ---------------------------- */
 
 struct ka_case {
@@ -1482,6 +1647,10 @@ static const struct unit_test connection_tests[] = {
     { "b18_crlf_after_post", test_b18_crlf_after_post },
     { "b18_crlf_pipelined", test_b18_crlf_pipelined },
     { "b18_empty_lines_bounded", test_b18_empty_lines_bounded },
+    { "b20_absolute_form", test_b20_absolute_form },
+    { "b20_other_targets_unchanged", test_b20_other_targets_unchanged },
+    { "b20_host_replaced_not_added", test_b20_host_replaced_not_added },
+    { "b20_application_sees_target", test_b20_application_sees_target },
     { "keep_alive_flag", test_keep_alive_flag },
     { "b4_announce_close_modes", test_announce_close_modes },
     { "b2_pipelined_request_pending", test_b2_pipelined_request_pending },

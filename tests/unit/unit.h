@@ -153,6 +153,8 @@ int unit_read_eof(int fd);
  *   GET /ping   -> 200 text/plain "pong"
  *   POST /echo  -> 200, the request body
  *   GET /empty  -> 200, no content
+ *   GET /target -> 200, "URL=... PathInfo=... Query=... Host=..." as the
+ *                  application reads them (Host "(none)" when absent)
  *   else        -> 404 text/plain "not found" */
 void unit_on_request(void *data, struct http_request *req,
                      struct http_response *resp);

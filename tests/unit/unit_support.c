@@ -381,6 +381,20 @@ void unit_on_request(void *data, struct http_request *req,
     } else if (strcmp(req->method, "GET") == 0 &&
                strcmp(req->path_info, "/empty") == 0) {
         resp->code = 200;
+    } else if (strcmp(req->method, "GET") == 0 &&
+               strcmp(req->path_info, "/target") == 0) {
+        /* What an application reads of the request target (B20): URL,
+         * PathInfo, QueryString and Host, in one line. */
+        const char *host = request_get_header(req, "Host");
+        char text[512];
+        int n = snprintf(text, sizeof text, "URL=%s PathInfo=%s Query=%s Host=%s",
+                         req->url, req->path_info, req->query,
+                         host ? host : "(none)");
+
+        resp->code = 200;
+        response_set_content(resp, text,
+                             n < 0 ? 0 : (size_t)n < sizeof text ? (size_t)n
+                                                               : sizeof text - 1);
     } else {
         resp->code = 404;
         response_set_header(resp, "Content-Type", "text/plain");
