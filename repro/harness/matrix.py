@@ -174,9 +174,13 @@ def fpc322_rows() -> list[Row]:
         # InitRequestVars then raises for the empty method, and HandleRequest
         # answers nothing: the GET after a CRLF is lost as on trunk.
         # B19: no MaxLiveConnectionCount, so no 503 (the program refuses
-        # --max-live-connection-count 1).
+        # --max-live-connection-count 1).  B20: 3.2.2's ParseStartLine (a
+        # plain procedure there) derives PathInfo from the target as trunk's
+        # does: cut at '?', a '/' put in front of a first character that is
+        # not one, so `GET http://h/ping` is routed as `/http://h/ping` (404).
         exp = {"B1": F, "B2": R, "B3": NA, "B4": R, "B5": R, "B6": NA, "B7": NA, "B8": F, "B9": NA,
-               "B10": R, "B11": R, "B12": R, "B13": NA, "B14": R, "B15": NA, "B16": R, "B17": R, "B18": R, "B19": NA}
+               "B10": R, "B11": R, "B12": R, "B13": NA, "B14": R, "B15": NA, "B16": R, "B17": R, "B18": R, "B19": NA,
+               "B20": R}
         out.append(Row(f"real FPC {version}", f"fpc-{version}", expect=exp,
                        note="real TFPHttpServer as released", path=exe))
     return out

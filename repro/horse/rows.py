@@ -65,6 +65,12 @@ PROVIDER_NA = {
                   "setting: a Horse application on trunk keeps fphttpserver's cap of 128 and "
                   "sends the same 503 once 128 connections are open"),
 }
+# B20 (an absolute-form target) is not here: a Horse application reaches it.
+# Horse routes by the PathInfo fphttpserver's ParseStartLine derives
+# (THorse.Get('/ping') in the kit's program and in Horse's sample): stock gives
+# `GET http://h:p/ping` the PathInfo `/http://h:p/ping` and Horse answers 404,
+# and with accept-absolute-form the route's own 200; its rows take the fcl-web
+# set's verdict.
 
 
 @dataclass

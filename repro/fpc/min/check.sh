@@ -363,16 +363,19 @@ judge_b15() {   # the command's two status lines and its kept-alive connection's
     else echo "inconclusive $fig"; fi
 }
 
-judge_b17() {   # "[sent N of M bytes]" of a head dripped 3 bytes every 100 ms (RequestReadTimeout 1000), what came back, cat's exit
-    local sent of lines first ex
-    read -r sent of < <(sed -n 's/^\[sent \([0-9]*\) of \([0-9]*\) bytes\]$/\1 \2/p' "$1")
+judge_b17() {   # "[sent N of M bytes, longest gap G ms]" of a head dripped 3 bytes every 100 ms (RequestReadTimeout 1000), what came back, cat's exit
+    local sent of gap lines first ex
+    read -r sent of gap < <(sed -n 's/^\[sent \([0-9]*\) of \([0-9]*\) bytes, longest gap \([0-9]*\) ms\]$/\1 \2 \3/p' "$1")
     lines=$(grep -ac '^HTTP/1.1 ' "$1") first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/^\[cat exit \([0-9]*\)\]$/\1/p' "$1")
-    local fig="sent ${sent:-?} of ${of:-?} bytes of the head, $lines response(s)${first:+, the first '${first%$'\r'}'}, cat exit ${ex:-none}"
+    local fig="sent ${sent:-?} of ${of:-?} bytes of the head, longest gap ${gap:-?} ms, $lines response(s)${first:+, the first '${first%$'\r'}'}, cat exit ${ex:-none}"
     # Counts: the whole head sent and its 200 is the defect; the server's
     # answer (408) or close before the head was whole is the fix.  Each gap
-    # is a tenth of the time-out, so only a deadline on the head cuts it.
-    if [[ -z $sent || -z $of || ( $ex != 0 && $ex != 1 ) ]]; then
-        echo "inconclusive $fig (want the sent count and the end of the stream)"
+    # is a tenth of the time-out, so only a deadline on the head cuts it;
+    # a client that stalled half the time-out itself measured nothing.
+    if [[ -z $sent || -z $of || -z $gap || ( $ex != 0 && $ex != 1 ) ]]; then
+        echo "inconclusive $fig (want the sent count, the longest gap and the end of the stream)"
+    elif ((gap >= 500)); then
+        echo "inconclusive $fig (the client itself stalled: half the 1000 ms time-out)"
     elif ((sent == of && lines == 1)) && [[ $first == 'HTTP/1.1 200'* ]]; then echo "defect $fig (the whole dripped head was read)"
     elif ((sent < of)) && { ((lines == 0)) || [[ $lines == 1 && $first == 'HTTP/1.1 408'* ]]; }; then
         echo "fixed $fig (cut before the head was complete)"
@@ -428,6 +431,26 @@ judge_b19() {   # the slot holder's status line, one 503's head (curl -D -), the
         echo "inconclusive $fig (want the slot held and every GET answered 503)"
     elif [[ $cl == 59 ]] && ((failed == 0)); then echo "fixed $fig"
     elif [[ -z $cl ]] && ((failed > 0)); then echo "defect $fig (close-delimited, cut by the reset)"
+    else echo "inconclusive $fig"; fi
+}
+
+judge_b20() {   # what the server sent for an absolute-form GET (Host: x) until it closed; cat's exit; the program's 'request:' line
+    local first body ex port reqs url path host
+    first=$(grep -a -m1 '^HTTP/1.1 ' "$1") ex=$(sed -n 's/.*\[cat exit \([0-9]*\)\]$/\1/p' "$1")
+    body=$(tr -d '\r' < "$1" | sed -e '1,/^$/d' -e 's/\[cat exit [0-9]*\]$//')
+    port=$(sed -n 's/^b20: listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$2")
+    reqs=$(grep -c '^request:' "$2")
+    read -r url path host < <(sed -n 's/^request: URL \(.*\) PathInfo \(.*\) Host \(.*\)$/\1 \2 \3/p' "$2")
+    local fig="${first:+'${first%$'\r'}', }body '$body', $reqs dispatched (URL ${url:-?}, PathInfo ${path:-?}, Host ${host:-?}), cat exit ${ex:-none}"
+    # The answer and what the application was given, one request: the
+    # route's 200 with PathInfo /ping, the URL as sent and the Host the
+    # target's is the fix; a 404 for a PathInfo /http://... the defect.
+    if [[ $ex != 0 && $ex != 1 ]] || [[ -z $port ]] || ((reqs != 1)); then
+        echo "inconclusive $fig (want one request dispatched and the end of the stream)"
+    elif [[ $first == 'HTTP/1.1 200'* && $body == pong && $path == /ping &&
+            $url == "http://127.0.0.1:$port/ping" && $host == "127.0.0.1:$port" ]]; then echo "fixed $fig"
+    elif [[ $first == 'HTTP/1.1 404'* && $path == "/http://127.0.0.1:$port/ping" ]]; then
+        echo "defect $fig (the absolute-form target routed as a path)"
     else echo "inconclusive $fig"; fi
 }
 
