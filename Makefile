@@ -85,7 +85,7 @@ real-servers:
 # Every phase shown with its time (scripts/phase.sh), the table at the end.
 repro:
 	@scripts/phase.sh begin "make repro"
-	@$(BUILDS) --horse-later all
+	@$(BUILDS) all
 	@scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
 
 # What `make test` runs: every variant's unit tests, and the sanitizer

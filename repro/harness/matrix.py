@@ -354,20 +354,8 @@ class Runner:
     def rowdir(self, row: Row) -> Path:
         return self.out / row.name.replace(" ", "_").replace("+", "_")
 
-    def horse_built(self, row: Row) -> None:
-        """`make repro` builds Horse beside the matrix (scripts/repro.sh):
-        a Horse row's measure first waits until those builds are done (the
-        gate file holds their exit status; a build that failed leaves its
-        row to fail on the missing program, as before)."""
-        gate = os.environ.get("KIT_HORSE_GATE")
-        if not gate or not isinstance(row, horse.HorseRow):
-            return
-        while not Path(gate).exists():
-            time.sleep(0.5)   # polled: the builds' end is a file
-
     def one(self, row: Row, col: str) -> None:
         key = f"{row.name}:{col}"
-        self.horse_built(row)
         with self.lock:
             self.busy[key] = time.monotonic()
         try:
@@ -397,10 +385,8 @@ class Runner:
                 now = time.monotonic()
                 slow = sorted(self.busy.items(), key=lambda kv: kv[1])[:3]
             waits = ", ".join(f"{k} ({now - t:.0f} s)" for k, t in slow)
-            gate = os.environ.get("KIT_HORSE_GATE")
-            building = "; the Horse rows wait for their builds" if gate and not Path(gate).exists() else ""
-            print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; longest running: {waits}"
-                  f"{building}", flush=True)
+            print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; longest running: {waits}",
+                  flush=True)
 
     def run(self) -> dict[str, dict[str, kit.Verdict]]:
         cols = list(DEFECTS) + list(self.wire)
@@ -413,14 +399,10 @@ class Runner:
         try:
             # Longest first: Wine rows (each measure starts a Wine server,
             # traced runs queue for a private prefix, kit.WINE_PRIVATE), and
-            # among them the columns with traced runs (B3 then B1); the Horse
-            # rows after every other when they are still being built (their
-            # measures wait for the builds, holding no other row's place).
-            gated = bool(os.environ.get("KIT_HORSE_GATE"))
+            # among them the columns with traced runs (B3 then B1).
             def first(rc: tuple) -> tuple:
                 r, c = rc
-                return (gated and isinstance(r, horse.HorseRow), r.platform != "win64",
-                        {"B3": 0, "B1": 1}.get(c, 2))
+                return (r.platform != "win64", {"B3": 0, "B1": 1}.get(c, 2))
             order = sorted(((r, c) for r in self.rows for c in cols), key=first)
             futures = [execs[self.pool_of(c)].submit(self.one, r, c) for r, c in order]
             for f in futures:
