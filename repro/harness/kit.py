@@ -1977,10 +1977,12 @@ def measure_b18(row: Row, outdir: Path) -> Verdict:
 # (a bound on the wait only, never a verdict): the absolute-form GET of
 # /ping, and of /ping?x=1 (the query is cut off the path as in origin-form);
 # their controls in the same run: the origin-form GET /ping and /ping?x=1.
-# The statuses and body lengths of the same run decide: reproduced when
-# both controls are answered 200 and each absolute-form probe's answer is
-# not its control's (stock: 404, "not found"), fixed when each is answered
-# exactly as its control (status and body length).
+# The statuses and body lengths of the same run decide, over the pairs
+# whose control is answered 200 (the /ping pair must be; a tree of make
+# bisect whose PathInfo keeps the query routes /ping?x=1 to 404, so that
+# pair says nothing there): reproduced when each judged absolute-form
+# probe's answer is not its control's (stock: 404, "not found"), fixed
+# when each is answered exactly as its control (status and body length).
 B20_PATHS = ("/ping", "/ping?x=1")
 
 
@@ -2021,9 +2023,10 @@ def measure_b20(row: Row, outdir: Path) -> Verdict:
                     for path, (ctl, ab) in got.items())
     data = {"flags": flags, "probes": {path: {"origin-form": ctl, "absolute-form": ab}
                                        for path, (ctl, ab) in got.items()}}
-    pairs = list(got.values())
-    if any(ctl["responses"] != 1 or ctl["status"] != "200" or ab["responses"] != 1
-           for ctl, ab in pairs):
+    pairs = [(ctl, ab) for ctl, ab in got.values()
+             if ctl["responses"] == 1 and ctl["status"] == "200"]
+    data["judged"] = [ctl["target"] for ctl, _ in pairs]
+    if B20_PATHS[0] not in data["judged"] or any(ab["responses"] != 1 for _, ab in pairs):
         return Verdict("inconclusive", fig, data)
     same = [(ab["status"], ab["body"]) == (ctl["status"], ctl["body"]) for ctl, ab in pairs]
     if not any(same):

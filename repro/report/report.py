@@ -656,6 +656,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b17": block_defect(doc, "B17", ["stock", "request-head-deadline", "all"]),
         "b18": block_defect(doc, "B18", ["stock", "skip-leading-empty-lines", "all"]),
         "b19": block_defect(doc, "B19", ["stock", "delimit-503", "all"]),
+        "b20": block_defect(doc, "B20", ["stock", "accept-absolute-form", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),
