@@ -105,8 +105,9 @@ for n in "${names[@]}"; do
     pos=$((pos + 1))
     why=$(check_message "$dir/$n.patch")
     [[ -z $why ]] && ok "$n message (Horse's form)" || fail "$n message (Horse's form)" "$(tr '\n' ';' <<< "$why")"
-    # Its stanza, as a message body for check_fields (a blank line first).
-    { echo; awk -v n="$n" '/^#/ { next } /^Patch: / { on = ($2 == n) ; next } on && NF' "$dir/fields"; } > "$tmp/fields-$n"
+    # Its stanza (read as rows.py reads it), as a message body for
+    # check_fields (a blank line first).
+    { echo; python3 "$top/repro/horse/rows.py" fields "$n"; } > "$tmp/fields-$n"
     why=$(check_fields "$tmp/fields-$n" "$pos" "Mitigates Platforms Horse-Routine Forwarded Last-Update")
     [[ -z $why ]] && ok "$n fields" || fail "$n fields" "$(tr '\n' ';' <<< "$why")"
     if grep -q '^Forwarded: not-needed' "$tmp/fields-$n"; then

@@ -292,6 +292,11 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["builds"]:
         for b in builds():
             print(" ".join(b))
+    elif len(sys.argv) == 3 and sys.argv[1] == "fields":
+        # A Horse patch's stanza of patches/horse/fields, as 'Field: value'
+        # lines (scripts/check-horse-patches.sh checks them).
+        for k, v in horse_fields().get(sys.argv[2], {}).items():
+            print(f"{k}: {v}")
     else:
-        print("usage: rows.py builds", file=sys.stderr)
+        print("usage: rows.py builds | rows.py fields PATCH", file=sys.stderr)
         sys.exit(2)
