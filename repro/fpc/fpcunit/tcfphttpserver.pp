@@ -2137,25 +2137,28 @@ var
   O: TClientRead;
   Sent, BodySent, N, Attempt: Integer;
   Ended: Boolean;
-  Start, Last, Gap: QWord;
+  Start, Last, Gap, KeptSince: QWord;
 begin
   UseKeepAliveThreads(WatchdogMs);
   FServer.RequestReadTimeout := ReadTimeoutMs;
   StartServer;
-  // A kept-alive connection that will then be idle longer than RequestReadTimeout.
-  Kept := Connect;
-  Kept.Send(Get('/ping'));
-  O := Kept.ReadResponse(R);
-  AssertTrue('the first GET on the kept-alive connection ' + Kept.Describe(O), O = crResponse);
   // The drip: the head, Piece bytes every GapMs, each gap a tenth of the
   // time-out; between two pieces the client waits for the server's answer
-  // or close. Beside it, a body dripped the same way after a whole head.
-  // A drip in which the test itself stalled half the time-out between two
-  // pieces (a loaded machine) measured nothing: it is made again, twice at
-  // most, on new connections.
+  // or close. Beside it, a body dripped the same way after a whole head, and
+  // a kept-alive connection idle all the while (longer than RequestReadTimeout,
+  // shorter than KeepConnectionTimeout). A drip in which the test itself
+  // stalled half the time-out between two pieces (a loaded machine) measured
+  // nothing: it is made again, twice at most, on new connections (a new
+  // kept-alive one too, so that its idle time is one drip's, never the sum
+  // of several beyond KeepConnectionTimeout).
   Attempt := 0;
   repeat
     Inc(Attempt);
+    Kept := Connect;
+    Kept.Send(Get('/ping'));
+    O := Kept.ReadResponse(R);
+    AssertTrue('the first GET on the kept-alive connection ' + Kept.Describe(O), O = crResponse);
+    KeptSince := GetTickCount64;
     Drip := Connect;
     Slow := Connect;
     Slow.Send('POST /echo HTTP/1.1' + CRLF + 'Host: 127.0.0.1' + CRLF + 'Content-Length: ' +
@@ -2222,10 +2225,14 @@ begin
   AssertEquals('the echoed slow body', Body, Trim(R.Body));
   // The kept-alive connection, idle all this time (more than twice
   // RequestReadTimeout), is still served: its next head came whole.
+  Gap := GetTickCount64 - KeptSince;
+  AssertTrue(Format('the kept-alive connection was idle %d ms, where the check needs more than twice ' +
+    'RequestReadTimeout (%d ms) and less than KeepConnectionTimeout (%d ms)', [Gap, ReadTimeoutMs, WatchdogMs]),
+    (Gap > 2 * ReadTimeoutMs) and (Gap < WatchdogMs));
   Kept.Send(Get('/ping'));
   O := Kept.ReadResponse(R);
   AssertTrue(Format('a GET on a kept-alive connection idle %d ms (RequestReadTimeout %d ms) %s, where it is ' +
-    'answered', [GetTickCount64 - Start, ReadTimeoutMs, Kept.Describe(O)]), O = crResponse);
+    'answered', [Gap, ReadTimeoutMs, Kept.Describe(O)]), O = crResponse);
   AssertEquals('the status of the GET after the idle time', 200, R.Code);
 end;
 
