@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -141,11 +142,13 @@ def main(argv: list[str]) -> int:
             print(f"ok   step {i} {name}: emulated (installed here: {' '.join(pkgs)})")
             continue
         print(f"--   step {i} {name}", flush=True)
+        t0 = time.monotonic()
         r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tree, env=senv)
+        took = f"({time.monotonic() - t0:.0f} s)"   # as GitHub shows each step's time
         if r.returncode == 0:
-            print(f"ok   step {i} {name}")
+            print(f"ok   step {i} {name} {took}")
         else:
-            print(f"FAIL step {i} {name}: exit {r.returncode}")
+            print(f"FAIL step {i} {name}: exit {r.returncode} {took}")
             failed = True
     if not failed:
         for path, saved in saves:
