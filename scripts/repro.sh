@@ -13,9 +13,9 @@ clients=""
 cleanup() { [[ -n $clients ]] && wait "$clients"; }
 trap cleanup EXIT
 scripts/phase.sh run --no-beat "clients (beside the matrix)" -- \
-    python3 repro/harness/clients.py --out results/latest/clients > results/latest/clients.log 2>&1 &
+    python3 repro/harness/clients.py --out results/latest/clients --reuse results/latest/clients > results/latest/clients.log 2>&1 &
 clients=$!
-scripts/phase.sh run matrix -- python3 repro/harness/matrix.py --out results/latest
+scripts/phase.sh run matrix -- python3 repro/harness/matrix.py --out results/latest --reuse results/latest
 m=$?
 echo "== waiting for the clients (started with the matrix)"
 wait "$clients"

@@ -16,6 +16,8 @@ trap kit_cleanup EXIT
 n=${1:-}
 [[ $n =~ ^[1-9][0-9]*$ ]] || die "usage: tests/repeat.sh N [STEP...] (N runs, N >= 1)"
 shift
+# Every run measures: a passed run's matrix and clients are not reused.
+export KIT_REMEASURE=1
 logdir=$top/results/test-repeat
 rm -rf "$logdir" && mkdir -p "$logdir"
 bad_runs=0

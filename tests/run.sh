@@ -21,8 +21,11 @@
 #                 scenarios and the hostile corpus, one pass per sanitizer
 #   valgrind      stock under valgrind (integration subset, hostile subset)
 #   matrix        `make repro`'s matrix: clone rows, real-trunk rows (clone
-#                 vs real must agree), FPC 3.2.2, win64 under Wine
+#                 vs real must agree), FPC 3.2.2, win64 under Wine; make
+#                 repro's own run when it passed with the same inputs
+#                 (repro/harness/reuse.py; KIT_REMEASURE=1 measures again)
 #   clients       curl, Node http.Agent, urllib3 and wrk against the variants
+#                 (make repro's run reused as the matrix's is)
 #   hostile       bad input, scale, framing and faults against every variant
 #   conformance   RFC 9110 / 9112 connection management and framing, one case
 #                 per requirement (tests/hostile/conformance.c): model and real
@@ -53,7 +56,9 @@
 #   fault         a broken server as a matrix row: its measures fail, twice,
 #                 and fail the row and the run; no error shows as a figure;
 #                 set-tcp-nodelay made a no-op fails its matrix row, the
-#                 report check and the sweep (the checks keep their power)
+#                 report check and the sweep (the checks keep their power);
+#                 a passed run with the same inputs is reused, with the same
+#                 table, and any change of input measures (tests/fault/reuse.sh)
 #   sweep         B3 across body sizes (Content, ContentStream) on loopback
 #                 and two veth MTUs, B2 across pipeline depths, B5 across
 #                 POST sizes: every fix holds at every point, clone = real
@@ -190,7 +195,8 @@ step_valgrind() {
 
 step_matrix() {
     local out=results/test-matrix rc
-    python3 repro/harness/matrix.py --out "$out"
+    # `make repro`'s run when it passed with the same inputs (reuse.py).
+    python3 repro/harness/matrix.py --out "$out" --reuse results/latest --reuse "$out"
     rc=$?
     python3 - "$out/matrix.json" <<'PY'
 import json, sys
@@ -220,7 +226,10 @@ step_fuzz() {
     [[ $rc == 4 ]] && rc=0
     return $rc
 }
-step_clients() { python3 repro/harness/clients.py --out results/test-matrix/clients; }
+step_clients() {
+    python3 repro/harness/clients.py --out results/test-matrix/clients \
+        --reuse results/latest/clients --reuse results/test-matrix/clients
+}
 step_dispatch() {
     [[ -x dispatch/test.sh ]] || { test_skip dispatch "no dispatch/test.sh"; return 4; }
     dispatch/test.sh
@@ -253,7 +262,12 @@ step_report() { python3 repro/report/report.py --check results/test-matrix/matri
 step_texts() { python3 tests/texts/check.py; }   # every printed command is one the min step runs
 step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
 step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
-step_fault() { tests/fault/run.sh; }      # a failed measure fails its row
+step_fault() {   # a failed measure fails its row; only a passed run is reused
+    local rc=0
+    tests/fault/run.sh || rc=1
+    tests/fault/reuse.sh || rc=1
+    return $rc
+}
 # B3 across body sizes and links, B2 across depths, B5 across body sizes
 # (the boundary points; `make sweep` runs them all).
 step_sweep() { python3 repro/harness/sweep.py --short --out results/test-sweep; }

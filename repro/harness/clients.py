@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
+import reuse  # noqa: E402
 
 CLIENTS = kit.TOP / "repro" / "clients"
 
@@ -468,6 +470,9 @@ def load_verdicts(load: dict, runs: list, failures: list) -> list[tuple[str, str
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(kit.TOP / "results" / "latest" / "clients"))
+    ap.add_argument("--reuse", metavar="DIR", action="append", default=[],
+                    help="show DIR's run instead of running the clients when it passed with "
+                         "the same inputs (reuse.py; KIT_REMEASURE=1 runs them again)")
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -477,6 +482,20 @@ def main() -> int:
             print(f"TEST: clients {label} [SKIP] missing {' '.join(missing)}")
         return 4
     servers = SERVERS + real_servers()
+    programs = [Path(b) for _, b, _, _ in servers] + [p for p in kit.BUILD.glob(
+        "real-trunk/*/fpserver")] + list((kit.BUILD / "npm").rglob("package.json"))
+    inputs = reuse.inputs(programs, {"servers": [s[0] for s in servers]})
+    if a.reuse:
+        doc, src, why = reuse.passed_run([Path(d) for d in a.reuse], "clients.json", inputs)
+        if doc:
+            if src.resolve() != out.resolve():
+                shutil.copytree(src, out, dirs_exist_ok=True)
+            print("\n".join(doc["printed"]))
+            print(f"clients: REUSED, not run again: the run of {doc['date_utc']} (in "
+                  f"{os.path.relpath(src, Path.cwd())}/) passed with these same inputs "
+                  f"(sha256 {doc['inputs']['sha256'][:16]}); KIT_REMEASURE=1 runs them again")
+            return 0
+        print(f"clients: running ({why})")
 
     def one(entry):
         label, binary, flags, _ = entry
@@ -538,21 +557,24 @@ def main() -> int:
     if ran:
         (out / "h2load.md").write_text(h2load_table(load))
 
-    doc = {"runs": runs, "results": results, "load": load, "failures": failures}
-    (out / "clients.json").write_text(json.dumps(doc, indent=1))
-    print("Real clients:")
-    for r in runs:
-        print(f"  {r['server']:<26} {r['client']:<16} {r['figure']}")
+    printed = ["Real clients:"]
+    printed += [f"  {r['server']:<26} {r['client']:<16} {r['figure']}" for r in runs]
     if ran:
-        print(f"h2load against PR #554's table (same run; {out}/h2load.md):")
-        print(h2load_table(load), end="")
-    print(f"h2load and undici: {load['elapsed_s']} s, beside the other clients")
+        printed.append(f"h2load against PR #554's table (same run; {out}/h2load.md):")
+        printed.append(h2load_table(load).rstrip("\n"))
+    printed.append(f"h2load and undici: {load['elapsed_s']} s, beside the other clients")
     for label, *_ in servers:
         bad = [f for f in failures if f.startswith(label + ":")]
-        print(f"TEST: clients {label} [{'FAIL' if bad else ' OK '}]"
-              + (" " + "; ".join(bad) if bad else ""))
-    for name, state, why in load_tests:
-        print(f"TEST: {name} [{state}]" + (f" {why}" if why else ""))
+        printed.append(f"TEST: clients {label} [{'FAIL' if bad else ' OK '}]"
+                       + (" " + "; ".join(bad) if bad else ""))
+    printed += [f"TEST: {name} [{state}]" + (f" {why}" if why else "")
+                for name, state, why in load_tests]
+    failed = failures or any(state == "FAIL" for _, state, _ in load_tests)
+    doc = {"runs": runs, "results": results, "load": load, "failures": failures,
+           "printed": printed, "inputs": inputs, "passed": not failed,
+           "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    (out / "clients.json").write_text(json.dumps(doc, indent=1))
+    print("\n".join(printed))
     print(f"clients: {len(failures)} unexpected outcome(s); evidence in {out}/")
     return 1 if failures else 0
 

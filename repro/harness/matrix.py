@@ -43,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
 import wineprefix  # noqa: E402
 import patchset  # noqa: E402
+import reuse  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horse"))
 import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
@@ -525,6 +526,25 @@ def print_figures(results: list[dict]) -> None:
                   f"{b3['local_ports']}, server conn ids {b3['server_conn_ids']}")
 
 
+def show_reused(doc: dict, src: Path, out: Path) -> int:
+    """An earlier run with the same inputs that passed (reuse.py): its
+    table and figures, said to be reused; its evidence copied to OUT."""
+    if src.resolve() != out.resolve():
+        for r in doc["rows"]:   # as a measuring run, no older evidence beside it
+            shutil.rmtree(out / r["row"].replace(" ", "_").replace("+", "_"), ignore_errors=True)
+        shutil.copytree(src, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("clients"))
+    wire = [c for c in kit.CAPTURES if doc.get("capture")]
+    print_table(doc["rows"], wire)
+    print_figures(doc["rows"])
+    when = doc["environment"]["date_utc"]
+    print(f"\n{len(doc['rows'])} rows as expected, 0 not: REUSED, not measured again: the run "
+          f"of {when} ({doc['wall_s']} s, in {os.path.relpath(src, Path.cwd())}/) passed with "
+          f"these same inputs (sha256 {doc['inputs']['sha256'][:16]}: the kit's files, the "
+          f"programs the rows run, this machine's tools, the settings); KIT_REMEASURE=1 "
+          "measures again")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--rows", default=os.environ.get("KIT_ROWS") or None,
@@ -536,10 +556,13 @@ def main() -> int:
     ap.add_argument("--no-strace", action="store_true")
     ap.add_argument("--no-capture", action="store_true")
     ap.add_argument("--list", action="store_true", help="print the row names and exit")
+    ap.add_argument("--reuse", metavar="DIR", action="append", default=[],
+                    help="show DIR's run instead of measuring when it passed with the same "
+                         "inputs (repro/harness/reuse.py; KIT_REMEASURE=1 measures again)")
     args = ap.parse_args()
     kit.raise_fd_limit()
 
-    rows = all_rows(None if args.list else shared_wine_prefix())
+    rows = all_rows()   # the shared Wine prefix is made once a run measures
     if args.list:
         print("\n".join(r.name for r in rows))
         return 0
@@ -574,6 +597,18 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     wire = [] if no_capture else list(kit.CAPTURES)
+    inputs = reuse.inputs([r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE],
+                          {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
+                           "fault_row": args.fault_row})
+    if args.reuse:
+        doc, src, why = reuse.passed_run([Path(d) for d in args.reuse], "matrix.json", inputs)
+        if doc:
+            return show_reused(doc, src, out)
+        print(f"matrix: measuring ({why})")
+    prefix = shared_wine_prefix() if any(r.platform == "win64" for r in rows) else None
+    for r in rows:
+        if prefix and r.platform == "win64":
+            r.env = {**r.env, "WINEPREFIX": prefix}
     t0 = time.monotonic()
     print(f"measuring {len(rows)} rows x {len(DEFECTS) + len(wire)} columns "
           f"({JOBS} light, {HEAVY_JOBS['B7']} B7, {HEAVY_JOBS['B8']} B8, {WIRE_JOBS} captures "
@@ -587,7 +622,8 @@ def main() -> int:
     print_figures(results)
     failures = sum(1 for r in results
                    if not (r["as_expected"] and r["criteria_met"]) or r["differs_from_clone"])
-    doc = {"environment": environment(), "strace": use_strace,
+    doc = {"environment": environment(), "inputs": inputs, "passed": failures == 0,
+           "strace": use_strace,
            "capture": None if no_capture else ["lo", "veth"],
            "capture_skipped": no_capture, "wall_s": round(time.monotonic() - t0, 1),
            "b3_thresholds": {"stall_ratio": kit.B3_STALL_RATIO,
