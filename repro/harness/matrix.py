@@ -334,6 +334,11 @@ HEAVY_JOBS = {"B7": int(os.environ.get("KIT_HEAVY", "4")) + 4,
               "B8": int(os.environ.get("KIT_HEAVY", "4"))}
 WIRE_JOBS = 4
 
+def rowdir_name(row: str) -> str:
+    """The folder of a row's evidence, under the run's --out."""
+    return row.replace(" ", "_").replace("+", "_")
+
+
 class Runner:
     """All (row, column) measures at once, in pools by kind so that no kind
     waits behind another: light measures (KIT_JOBS at once), captures (4),
@@ -353,7 +358,7 @@ class Runner:
         return col if col in kit.HEAVY else "wire" if col in self.wire else "light"
 
     def rowdir(self, row: Row) -> Path:
-        return self.out / row.name.replace(" ", "_").replace("+", "_")
+        return self.out / rowdir_name(row.name)
 
     def one(self, row: Row, col: str) -> None:
         key = f"{row.name}:{col}"
@@ -531,7 +536,7 @@ def show_reused(doc: dict, src: Path, out: Path) -> int:
     table and figures, said to be reused; its evidence copied to OUT."""
     if src.resolve() != out.resolve():
         for r in doc["rows"]:   # as a measuring run, no older evidence beside it
-            shutil.rmtree(out / r["row"].replace(" ", "_").replace("+", "_"), ignore_errors=True)
+            shutil.rmtree(out / rowdir_name(r["row"]), ignore_errors=True)
         shutil.copytree(src, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("clients"))
     wire = [c for c in kit.CAPTURES if doc.get("capture")]
     print_table(doc["rows"], wire)
