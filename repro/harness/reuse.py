@@ -52,11 +52,14 @@ def _file_sha(path: Path) -> str:
 
 
 def kit_files() -> str:
-    r = subprocess.run(["git", "-C", str(TOP), "ls-files", "-z", "--cached", "--others",
-                        "--exclude-standard"], capture_output=True)
-    if r.returncode == 0:
+    try:
+        r = subprocess.run(["git", "-C", str(TOP), "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], capture_output=True)
+    except OSError:   # no git on this machine (the main job does not need it)
+        r = None
+    if r and r.returncode == 0:
         names = r.stdout.decode().split("\0")
-    else:   # not a git work tree (an unpacked tarball): every file but the outputs
+    else:   # no git, or not a work tree (an unpacked tarball): every file but the outputs
         names = []
         for d, dirs, files in os.walk(TOP):
             dirs[:] = [x for x in dirs if x not in (".git", "build", "build-asan", "build-tsan",
