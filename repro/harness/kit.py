@@ -2382,14 +2382,5 @@ def measure(name: str, row: Row, outdir: Path, use_strace: bool) -> Verdict:
     return retried(lambda d: MEASURES[name](row, d, use_strace), outdir, name)
 
 
-def measure_row(row: Row, outdir: Path, use_strace: bool, jobs: int = 1) -> dict[str, Verdict]:
-    """Every defect's measure of ROW: the light ones JOBS at once (each waits
-    far more than it computes, as in the matrix), then the heavy ones alone,
-    one after the other (B8's 1,100 connections beside six other measures on
-    a TSan server were not all accepted at its sample: inconclusive twice)."""
-    with ThreadPoolExecutor(jobs) as light:
-        futs = {d: light.submit(measure, d, row, outdir, use_strace)
-                for d in DEFECTS if d not in HEAVY}
-        got = {d: f.result() for d, f in futs.items()}
-    got.update({d: measure(d, row, outdir, use_strace) for d in DEFECTS if d in HEAVY})
-    return {d: got[d] for d in DEFECTS}
+def measure_row(row: Row, outdir: Path, use_strace: bool) -> dict[str, Verdict]:
+    return {d: measure(d, row, outdir, use_strace) for d in DEFECTS}

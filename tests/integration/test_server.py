@@ -66,15 +66,9 @@ def test_seq_one_connection_id():
     check([n for _, n in served] == list(range(1, 11)), f"req numbers {served}")
 
 
-# A row's measures at once, as the matrix makes them: under the sanitizers
-# every bound a stock server waits out is SLOW times longer (one after the
-# other, the two rows took 300 s of the TSan pass).
-ROW_JOBS = 6
-
-
 def test_stock_reproduces_every_defect():
     out = TMP / "stock"
-    got = kit.measure_row(row("stock"), out, kit.have_strace(), ROW_JOBS)
+    got = kit.measure_row(row("stock"), out, kit.have_strace())
     bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "reproduced"}
     check(not bad, f"not reproduced: {bad}")
 
@@ -137,7 +131,7 @@ def test_pool_idle_fallback_fixes_b6():
 
 
 def test_all_fixes_everything():
-    got = kit.measure_row(row("all"), TMP / "all", kit.have_strace(), ROW_JOBS)
+    got = kit.measure_row(row("all"), TMP / "all", kit.have_strace())
     bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "fixed"}
     check(not bad, f"not fixed: {bad}")
 
