@@ -250,11 +250,10 @@ static int fds_open(struct fdscale *F, const struct opts *o, char *msg, size_t m
  * (its listener's accept queue is empty), so that "not answered" means the
  * server holds the connection and does not read it, never that it has not
  * taken it yet.  Only visible when the server is on this host; bounded by
- * ACCEPT_WAIT_MS, and what is left is reported. */
-#define ACCEPT_WAIT_MS 60000
+ * --accept-wait-ms, and what is left is reported. */
 static void fds_wait_accepted(struct fdscale *F, const struct opts *o)
 {
-    int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)ACCEPT_WAIT_MS * 1000;
+    int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)o->accept_wait_ms * 1000;
     while ((F->accept_queue = tc_listen_queue(o->port)) > 0 && tc_now_us() < deadline)
         tc_sleep_until_us(tc_now_us() + 5000); /* a poll of a kernel counter */
     F->accept_wait_ms = (double)(tc_now_us() - t0) / 1000.0;
