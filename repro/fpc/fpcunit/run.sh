@@ -116,7 +116,7 @@ build() {
 program() {
     local plat=$1 run=$2; shift 2
     if [ "$plat" = win64 ]; then
-        WINEPREFIX=$prefix timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
+        WINEPREFIX=$prefix-win64-${run//\//-} timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
             "$out/win64/$run/fpcunithttpserver.exe" --format=xml "$@"
     else
         timeout -k 5 "$RUN_LIMIT_S" "$out/linux/$run/fpcunithttpserver" --format=xml "$@"
@@ -195,15 +195,23 @@ wait
 t_built=$(date +%s.%N)
 ((${#runs[@]})) || exit $((failed ? KSFT_FAIL : KSFT_SKIP))
 
-# One Wine prefix for both Windows runs, copied from the kit's template.
+# A Wine prefix per Windows run (and so a Wine server of its own), copied
+# from the kit's template: two runs sharing one Wine server stall each other
+# (a test's server spinning in one made a client of the other wait 1.4 s
+# between two pieces of TestRequestHeadHasADeadline's drip, three drips in
+# a row, in a clean-clone CI run).
 prefix=""
 if [[ " ${runs[*]} " == *" win64/"* ]]; then
     prefix=$tmp/prefix
-    if ! why=$(cd "$top/repro/harness" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix" 2>&1); then
-        test_fail "fpcunit win64" "no Wine prefix: $(tail -1 <<< "$why")"
-        failed=1
-        prefix=""
-    fi
+    for r in "${runs[@]}"; do
+        [[ $r == win64/* ]] || continue
+        if ! why=$(cd "$top/repro/harness" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix-${r//\//-}" 2>&1); then
+            test_fail "fpcunit win64" "no Wine prefix: $(tail -1 <<< "$why")"
+            failed=1
+            prefix=""
+            break
+        fi
+    done
 fi
 
 # The runs, side by side (four at a time), each set's three orders one after the other.
