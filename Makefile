@@ -82,11 +82,12 @@ BUILDS = MAKE="$(MAKE)" NPROC=$(NPROC) scripts/builds.sh
 real-servers:
 	@$(BUILDS) --real-only
 
-# Every phase shown with its time (scripts/phase.sh), the table at the end.
+# Every phase shown with its time (scripts/phase.sh), the table at the end;
+# the builds are scripts/repro.sh's (a first run's Horse builds go beside
+# the matrix).
 repro:
 	@scripts/phase.sh begin "make repro"
-	@$(BUILDS) all
-	@scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
+	@MAKE="$(MAKE)" NPROC=$(NPROC) scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
 
 # What `make test` runs: every variant's unit tests, and the sanitizer
 # flavours of the variants the sanitizer passes use.
