@@ -82,12 +82,11 @@ BUILDS = MAKE="$(MAKE)" NPROC=$(NPROC) scripts/builds.sh
 real-servers:
 	@$(BUILDS) --real-only
 
-# Every phase shown with its time (scripts/phase.sh), the table at the end;
-# the builds are scripts/repro.sh's (a first run's Horse builds go beside
-# the matrix).
+# Every phase shown with its time (scripts/phase.sh), the table at the end.
 repro:
 	@scripts/phase.sh begin "make repro"
-	@MAKE="$(MAKE)" NPROC=$(NPROC) scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
+	@$(BUILDS) all
+	@scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
 
 # What `make test` runs: every variant's unit tests, and the sanitizer
 # flavours of the variants the sanitizer passes use.

@@ -30,18 +30,14 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 # their Horse tree (repro/fpc/build.sh compiles FPC's and Horse's once; a
 # build compiles the units its Horse tree and Pascal set change, and their
 # users): the first of each such group goes first, so that no build waits
-# for another's units while a core idles; win64 first within each part (the
-# Wine rows are the matrix's longest, and start as their programs are
-# built when the builds run beside it).  KIT_BUILT_LIST=FILE: each
-# program's path is added to FILE as its build ends (scripts/repro.sh).
+# for another's units while a core idles.
 horse: fpc-trunk
 	@mkdir -p build/horse
-	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " ($$4 == "epoll"); w = ($$1 != "win64") } \
-	  !(k in first) { first[k]; a[w] = a[w] $$0 "\n"; next } { b[w] = b[w] $$0 "\n" } \
-	  END { printf "%s%s%s%s", a[0], a[1], b[0], b[1] }' > build/horse/builds.txt
+	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " ($$4 == "epoll") } \
+	  !(k in first) { first[k]; print; next } { rest[++n] = $$0 } END { for (i = 1; i <= n; i++) print rest[i] }' \
+	  > build/horse/builds.txt
 	@KIT_PHASE_OF=$$(wc -l < build/horse/builds.txt) xargs -P $(NPROC) -L 1 sh -c \
-	  'p=$$($(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3") || exit 255; \
-	   [ -z "$${KIT_BUILT_LIST:-}" ] || echo "$$p" >> "$$KIT_BUILT_LIST"; \
+	  '$(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc "$$0" --set "$$1" --horse "$$2" --program "$$3" > /dev/null || exit 255; \
 	   scripts/phase.sh tick "horse: $$0 $$1 $$2 $$3"' < build/horse/builds.txt
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/builds.sh [--test] [--real-only] [--no-horse] [TARGET...] - the builds of
+# scripts/builds.sh [--test] [--real-only] [TARGET...] - the builds of
 # `make repro` and `make test` (and make real-servers), each a phase with
 # its elapsed time (scripts/phase.sh; the caller prints the table):
 #   packages                  what the builds read (require-packages.sh
@@ -16,8 +16,6 @@
 #   Horse builds              make horse, 'horse: ... (k of n)'
 # --test: the package lists of `make test` (require-packages.sh --test).
 # --real-only: neither packages nor C builds (make real-servers).
-# --no-horse: not the Horse builds (scripts/repro.sh runs them beside the
-# matrix when it measures).
 # Packages or C builds failing stop the run (exit 1); a real-server phase
 # failing is shown and the others go on, the matrix then failing the rows
 # it could not build (as make real-servers always did).
@@ -27,13 +25,12 @@ cd "$top" || exit 1
 make=${MAKE:-make}
 nproc=${NPROC:-$(nproc 2>/dev/null || echo 2)}
 phase=$top/scripts/phase.sh
-test="" real_only=0 horse=1 targets=()
+test="" real_only=0 targets=()
 while (($#)); do
     case $1 in
     --test) test=--test ;;
     --real-only) real_only=1 ;;
-    --no-horse) horse=0 ;;
-    -*) echo "usage: scripts/builds.sh [--test] [--real-only] [--no-horse] [TARGET...]" >&2; exit 2 ;;
+    -*) echo "usage: scripts/builds.sh [--test] [--real-only] [TARGET...]" >&2; exit 2 ;;
     *) targets+=("$1") ;;
     esac
     shift
@@ -66,7 +63,7 @@ fi
 wait "$toolchain"
 "$phase" run "real-trunk builds" -- "${m[@]}" -j"$nproc" real-trunk
 "$phase" run "win64 builds" -- "${m[@]}" -j"$nproc" real-trunk-win64
-((horse)) && "$phase" run "Horse builds" -- "${m[@]}" horse
+"$phase" run "Horse builds" -- "${m[@]}" horse
 wait "${beside[@]}"
 beside=()
 exit 0

@@ -31,12 +31,12 @@ import argparse
 import json
 import os
 import platform
-import queue
 import shutil
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -394,96 +394,30 @@ class Runner:
             print(f"  [{now - self.t0:5.1f} s] {done}/{total} measures; longest running: {waits}",
                   flush=True)
 
-    def run(self, beside: "BuildsBeside | None" = None) -> dict[str, dict[str, kit.Verdict]]:
-        """Every measure, longest first: Wine rows (each measure starts a
-        Wine server, traced runs queue for a private prefix,
-        kit.WINE_PRIVATE), and among them the columns with traced runs (B3
-        then B1).  With BESIDE, a row whose program those builds make joins
-        when it is built, ahead of the measures still queued behind it."""
+    def run(self) -> dict[str, dict[str, kit.Verdict]]:
         cols = list(DEFECTS) + list(self.wire)
         for r in self.rows:   # no evidence of an earlier run may stay beside this one's
             shutil.rmtree(self.rowdir(r), ignore_errors=True)
         stop = threading.Event()
         t = threading.Thread(target=self.progress, args=(stop,), daemon=True)
         t.start()
-        queues = {name: queue.PriorityQueue() for name in self.pools}
-        left = [len(self.rows) * len(cols)]
-        all_done = threading.Event()
-        seq = iter(range(1 << 30))
-
-        def worker(q: queue.PriorityQueue) -> None:
-            while True:
-                _, _, rc = q.get()
-                if rc is None:
-                    return
-                try:
-                    self.one(*rc)
-                finally:
-                    with self.lock:
-                        left[0] -= 1
-                        if left[0] == 0:
-                            all_done.set()
-
-        def enqueue(rows: list[Row]) -> None:
-            for r in rows:
-                for c in cols:
-                    prio = (r.platform != "win64", {"B3": 0, "B1": 1}.get(c, 2))
-                    queues[self.pool_of(c)].put((prio, next(seq), (r, c)))
-
-        workers = [threading.Thread(target=worker, args=(queues[name],), daemon=True)
-                   for name, n in self.pools.items() for _ in range(n)]
-        for w in workers:
-            w.start()
+        execs = {name: ThreadPoolExecutor(n) for name, n in self.pools.items()}
         try:
-            waiting = [r for r in self.rows if beside and beside.makes(r)]
-            enqueue([r for r in self.rows if r not in waiting])
-            while waiting:
-                ready = beside.ready(waiting)
-                if ready:
-                    print(f"  [{time.monotonic() - self.t0:5.1f} s] built beside: "
-                          + ", ".join(r.name for r in ready), flush=True)
-                    enqueue(ready)
-                    waiting = [r for r in waiting if r not in ready]
-                else:
-                    time.sleep(0.5)   # poll the builds' list for readiness
-            if not self.rows or not cols:
-                all_done.set()
-            all_done.wait()
+            # Longest first: Wine rows (each measure starts a Wine server,
+            # traced runs queue for a private prefix, kit.WINE_PRIVATE), and
+            # among them the columns with traced runs (B3 then B1).
+            def first(rc: tuple) -> tuple:
+                r, c = rc
+                return (r.platform != "win64", {"B3": 0, "B1": 1}.get(c, 2))
+            order = sorted(((r, c) for r in self.rows for c in cols), key=first)
+            futures = [execs[self.pool_of(c)].submit(self.one, r, c) for r, c in order]
+            for f in futures:
+                f.result()
         finally:
-            for name, q in queues.items():
-                for _ in range(self.pools[name]):
-                    q.put(((2, 0), -1, None))
-            for w in workers:
-                w.join()
+            for ex in execs.values():
+                ex.shutdown()
             stop.set()
         return self.got
-
-
-class BuildsBeside:
-    """Builds running beside the matrix (make repro's first run: the Horse
-    builds, scripts/repro.sh).  DIR/built lists each program as its build
-    ends, DIR/done is written when they all have: a row whose program is
-    one the builds make (under build/horse/) waits until it is listed, or
-    until the builds are done (a program never listed then is a failed
-    build, and its row fails as any row whose program is missing)."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-
-    @staticmethod
-    def makes(row: Row) -> bool:
-        return (kit.BUILD / "horse") in row.binary.parents
-
-    def done(self) -> bool:
-        return (self.folder / "done").exists()
-
-    def ready(self, rows: list[Row]) -> list[Row]:
-        done = self.done()   # before the list: a program listed late is still seen
-        try:
-            built = {Path(p).resolve() for p in (self.folder / "built").read_text().split()}
-        except OSError:
-            built = set()
-        return [r for r in rows if done or r.binary.resolve() in built]
 
 
 # ---- the table --------------------------------------------------------
@@ -630,10 +564,6 @@ def main() -> int:
     ap.add_argument("--reuse", metavar="DIR", action="append", default=[],
                     help="show DIR's run instead of measuring when it passed with the same "
                          "inputs (repro/harness/reuse.py; KIT_REMEASURE=1 measures again)")
-    ap.add_argument("--beside-builds", metavar="DIR",
-                    help="the Horse builds run beside this run (scripts/repro.sh): each "
-                         "Horse row starts when DIR/built lists its program, or DIR/done "
-                         "is there; nothing is reused (the programs are not all built)")
     args = ap.parse_args()
     kit.raise_fd_limit()
 
@@ -672,15 +602,10 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     wire = [] if no_capture else list(kit.CAPTURES)
-    settings = {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
-                "fault_row": args.fault_row}
-    programs = [r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE]
-    beside = BuildsBeside(Path(args.beside_builds)) if args.beside_builds else None
-    # With builds beside, the digest is taken when they are done (below).
-    inputs = None if beside else reuse.inputs(programs, settings)
-    if beside:
-        print("matrix: measuring (the Horse builds run beside it: nothing to reuse)")
-    elif args.reuse:
+    inputs = reuse.inputs([r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE],
+                          {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
+                           "fault_row": args.fault_row})
+    if args.reuse:
         doc, src, why = reuse.passed_run([Path(d) for d in args.reuse], "matrix.json", inputs)
         if doc:
             return show_reused(doc, src, out)
@@ -695,9 +620,7 @@ def main() -> int:
           "at once) ...",
           flush=True)
     runner = Runner(rows, out, use_strace, wire)
-    measured = runner.run(beside)
-    if inputs is None:
-        inputs = reuse.inputs(programs, settings)
+    measured = runner.run()
     results = judge(rows, measured, wire)
     print()
     print_table(results, wire)

@@ -25,7 +25,6 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
@@ -115,23 +114,3 @@ def passed_run(candidates: list[Path], name: str,
         else:
             return doc, d, ""
     return None, None, why
-
-
-def main(argv: list[str]) -> int:
-    """reuse.py passed FILE...: exit 0 when one of FILE is a run that passed
-    (scripts/repro.sh: a run on record may be reused, so the builds all go
-    first; none: the matrix measures, and the Horse builds run beside it)."""
-    if len(argv) < 2 or argv[0] != "passed":
-        print("usage: reuse.py passed FILE...", file=sys.stderr)
-        return 2
-    for f in argv[1:]:
-        try:
-            if json.loads(Path(f).read_text()).get("passed"):
-                return 0
-        except (OSError, ValueError):
-            continue
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -70,7 +70,7 @@ inside() {
     # rows this run measures (real-servers' fpc, real-trunk and
     # real-trunk-win64 for SETS; failures ignored as there, the rows then
     # fail; its other entries build rows this step does not run), and
-    # scripts/repro.sh with the rows (--no-builds: these are its builds).
+    # scripts/repro.sh with the rows.
     KIT_NO_INSTALL=1 make --no-print-directory deps || exit 1
     nice -n 10 make --no-print-directory -j"$(nproc)" all > build.log 2>&1 \
         || { tail -20 build.log; echo "fresh: make all failed"; exit 1; }
@@ -78,7 +78,7 @@ inside() {
     for t in fpc real-trunk real-trunk-win64; do
         nice -n 10 make --no-print-directory -j"$(nproc)" "$t" "${SETS[@]}"
     done
-    KIT_ROWS=$rows scripts/repro.sh --no-builds
+    KIT_ROWS=$rows scripts/repro.sh
 }
 if [[ ${1:-} == --inside ]]; then inside "$2" "$3"; exit; fi
 
