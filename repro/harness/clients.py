@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -488,12 +487,10 @@ def main() -> int:
     if a.reuse:
         doc, src, why = reuse.passed_run([Path(d) for d in a.reuse], "clients.json", inputs)
         if doc:
-            if src.resolve() != out.resolve():
-                shutil.copytree(src, out, dirs_exist_ok=True)
+            said = reuse.show(doc, src, out, doc["date_utc"],
+                              "the kit's files, the servers and clients, this machine's tools")
             print("\n".join(doc["printed"]))
-            print(f"clients: REUSED, not run again: the run of {doc['date_utc']} (in "
-                  f"{os.path.relpath(src, Path.cwd())}/) passed with these same inputs "
-                  f"(sha256 {doc['inputs']['sha256'][:16]}); KIT_REMEASURE=1 runs them again")
+            print(f"clients: {said}")
             return 0
         print(f"clients: running ({why})")
 

@@ -537,16 +537,13 @@ def show_reused(doc: dict, src: Path, out: Path) -> int:
     if src.resolve() != out.resolve():
         for r in doc["rows"]:   # as a measuring run, no older evidence beside it
             shutil.rmtree(out / rowdir_name(r["row"]), ignore_errors=True)
-        shutil.copytree(src, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("clients"))
+    said = reuse.show(doc, src, out, f"{doc['environment']['date_utc']}, {doc['wall_s']} s",
+                      "the kit's files, the programs the rows run, this machine's tools, "
+                      "the settings", ignore=("clients",))
     wire = [c for c in kit.CAPTURES if doc.get("capture")]
     print_table(doc["rows"], wire)
     print_figures(doc["rows"])
-    when = doc["environment"]["date_utc"]
-    print(f"\n{len(doc['rows'])} rows as expected, 0 not: REUSED, not measured again: the run "
-          f"of {when} ({doc['wall_s']} s, in {os.path.relpath(src, Path.cwd())}/) passed with "
-          f"these same inputs (sha256 {doc['inputs']['sha256'][:16]}: the kit's files, the "
-          f"programs the rows run, this machine's tools, the settings); KIT_REMEASURE=1 "
-          "measures again")
+    print(f"\n{len(doc['rows'])} rows as expected, 0 not: {said}")
     return 0
 
 

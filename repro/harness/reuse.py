@@ -114,3 +114,15 @@ def passed_run(candidates: list[Path], name: str,
         else:
             return doc, d, ""
     return None, None, why
+
+
+def show(doc: dict, src: Path, out: Path, when: str, what: str,
+         ignore: tuple[str, ...] = ()) -> str:
+    """A passed run SRC reused for OUT: its evidence copied there (not
+    IGNORE, the folders of another run kept beside it), and the line that
+    says so, with its date WHEN and WHAT its inputs are."""
+    if src.resolve() != out.resolve():
+        shutil.copytree(src, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*ignore))
+    return (f"REUSED, not measured again: the run of {when} (in "
+            f"{os.path.relpath(src, Path.cwd())}/) passed with these same inputs (sha256 "
+            f"{doc['inputs']['sha256'][:16]}: {what}); KIT_REMEASURE=1 measures again")
