@@ -1187,12 +1187,14 @@ def tree_settled(pid: int) -> bool:
     return True
 
 
-def server_unread(pid: int, server_port: int, client_port: int) -> int | None:
-    """Bytes the kernel holds for the server on the connection from
-    client_port, not yet read by it: rx_queue in /proc/P/net/tcp[6] of each
+def server_unread(pid: int, server_port: int, client_ports: list[int]) -> dict[int, int]:
+    """Bytes the kernel holds for the server on each connection from
+    client_ports, not yet read by it: rx_queue in /proc/P/net/tcp[6] of each
     process P of pid's tree, so in the server's own network namespace (a
-    Horse sample runs in one of its own, below its launcher)."""
-    seen = set()
+    Horse sample runs in one of its own, below its launcher).  One read of
+    the tables for all the ports (they list every socket of the namespace:
+    thousands beside B8's measures), a port not found left out."""
+    want, found, seen = set(client_ports), {}, set()
     for p in _tree_pids(pid):
         try:
             ns = os.readlink(f"/proc/{p}/ns/net")
@@ -1208,18 +1210,27 @@ def server_unread(pid: int, server_port: int, client_port: int) -> int | None:
                 continue
             for line in lines:
                 f = line.split()
-                if (int(f[1].rsplit(":", 1)[1], 16) == server_port
-                        and int(f[2].rsplit(":", 1)[1], 16) == client_port):
-                    return int(f[4].split(":")[1], 16)
-    return None
+                client = int(f[2].rsplit(":", 1)[1], 16)
+                if (client in want and client not in found
+                        and int(f[1].rsplit(":", 1)[1], 16) == server_port):
+                    found[client] = int(f[4].split(":")[1], 16)
+            if len(found) == len(want):
+                return found
+    return found
 
 
-def _poll(cond, limit_s: float) -> bool:
+def _all_read(pid: int, server_port: int, client_ports: list[int]) -> bool:
+    """Every connection from client_ports found, with nothing left unread."""
+    unread = server_unread(pid, server_port, client_ports)
+    return len(unread) == len(set(client_ports)) and not any(unread.values())
+
+
+def _poll(cond, limit_s: float, pace_s: float = 0.01) -> bool:
     end = time.monotonic() + limit_s
     while not cond():
         if time.monotonic() >= end:
             return False
-        time.sleep(0.01)   # polling pace; the condition decides
+        time.sleep(pace_s)   # polling pace; the condition decides
     return True
 
 
@@ -1235,7 +1246,8 @@ def b12_memory(srv: Server) -> dict:
         for step, data in (("before", first), ("after", rest)):
             for s in socks:
                 s.sendall(data)
-            read = _poll(lambda: all(server_unread(pid, srv.port, p) == 0 for p in ports), 10.0 * SLOW)
+            # 50 ms: each look reads the namespace's whole socket table.
+            read = _poll(lambda: _all_read(pid, srv.port, ports), 10.0 * SLOW, 0.05)
             settled = _poll(lambda: tree_settled(pid), 10.0 * SLOW)
             out[f"{step}_read"], out[f"{step}_settled"] = read, settled
             out["ready"] &= read and settled
