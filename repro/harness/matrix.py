@@ -15,7 +15,7 @@ Every measure waits rather than computes, so all of them run concurrently,
 in pools by kind (KIT_JOBS light ones at once, default 16; 4 captures; the
 two heavy ones: B8's 1,100 connections KIT_HEAVY at once, default 4, and
 B7's spinning servers four more; KIT_WINE_PRIVATE traced Windows runs,
-default 3).
+default 3), the Wine rows first in a wave of their own (Runner.run).
 Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
