@@ -61,9 +61,18 @@ STRACE_TRACE = ("network,select,pselect6,poll,ppoll,epoll_wait,epoll_pwait,"
 HEAVY_NICE = 10
 
 
+def niced(argv: list[str], nice: int) -> list[str]:
+    """argv run at a lower priority, by nice(1) (it execs: same PID).  Not a
+    preexec_fn: with one, Python forks this process (threads, ~150 MB) for
+    every child instead of vfork-ing it, and copying its page tables took a
+    quarter of the matrix's CPU (perf: copy_page_range, unmap_page_range)."""
+    return ["nice", "-n", str(nice), *argv] if nice else argv
+
+
 def raise_fd_limit() -> None:
     """Soft RLIMIT_NOFILE up to the hard limit: the B8 trigger holds 1,100
-    connections open (runs in the child before exec, and in the kit)."""
+    connections open (raised in the kit before it starts a server: the
+    server inherits it)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -120,11 +129,6 @@ class Server:
     _prefix: Path | None = field(default=None, repr=False)   # the one taken from it
     nice: int = 0                         # see HEAVY_NICE
 
-    def _preexec(self) -> None:
-        raise_fd_limit()
-        if self.nice:
-            os.nice(self.nice)
-
     def start(self, ready_deadline_s: float | None = None) -> "Server":
         if self.prefix_pool:
             self._prefix = self.prefix_pool.take()
@@ -136,13 +140,15 @@ class Server:
         if self.strace_path:
             argv = ["strace", "-f", *self.strace_extra, "-tt", "-T", "-s", "65535", "-e",
                     "trace=" + self.strace_trace, "-o", str(self.strace_path)] + argv
+        argv = niced(argv, self.nice)
+        raise_fd_limit()   # the child inherits it
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._err = open(self.log_path, "w")
         env = dict(os.environ, **self.env) if self.env else None
         try:
             self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                          stderr=self._err, stdin=subprocess.DEVNULL,
-                                         preexec_fn=self._preexec, env=env)
+                                         env=env)
         except OSError as e:
             self._err.close()
             self._give_prefix()
@@ -258,9 +264,8 @@ def probe(server: Server, scenario: str, *args: str, out: Path | None = None,
     """Run the probe with --json; returns its object (saved to out)."""
     argv = [str(PROBE), "--json", "--scenario", scenario, *args,
             server.address, str(server.port)]
-    nice = server.nice
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                       preexec_fn=(lambda: os.nice(nice)) if nice else None)
+    r = subprocess.run(niced(argv, server.nice), capture_output=True, text=True,
+                       timeout=timeout_s)
     if r.returncode != 0:
         raise KitError(f"probe {scenario} exited {r.returncode}: {r.stderr.strip()}")
     obj = json.loads(r.stdout)

@@ -28,12 +28,14 @@ import sys
 import tempfile
 import threading
 from contextlib import contextmanager
+from typing import Callable
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
 WINE_SERVER = TOP / "repro" / "fpc" / "wine-server.sh"
 SHARED_ONLY = ("system32",)   # folders under drive_c/windows that are hard-linked
 _template_lock = threading.Lock()
+_stops: dict[str, Callable[[], None]] = {}   # prefix -> stop() of its shared_server
 
 
 class WineError(Exception):
@@ -118,7 +120,11 @@ def shared_server(prefix: Path) -> Path:
         hold.close()
         raise WineError(f"wineserver -p in {prefix}: {e}") from e
 
+    done = threading.Lock()
+
     def stop() -> None:
+        if not done.acquire(blocking=False):
+            return
         subprocess.run(["wineserver", "-k"], env=env, capture_output=True, timeout=30)
         try:
             server.wait(10)
@@ -126,8 +132,21 @@ def shared_server(prefix: Path) -> Path:
             server.kill()
             server.wait()
         hold.close()
+    _stops[str(prefix)] = stop
     atexit.register(stop)   # runs before temp_copy's removal (atexit is LIFO)
     return prefix
+
+
+def stop_server(prefix: str | Path) -> None:
+    """End shared_server's Wine server of prefix now, with every Windows
+    program still in it (once; exit would).  The Wine server keeps some
+    accepted sockets after their program has gone (Wine 8.0: ~1 per
+    Windows row of the matrix, in CLOSE_WAIT), and polls each of them
+    without end (recv MSG_PEEK returning 0, ~26,000 a second): a run ends
+    its server as soon as its Windows programs are done."""
+    stop = _stops.pop(str(prefix), None)
+    if stop:
+        stop()
 
 
 class Pool:
