@@ -152,16 +152,16 @@ class Server:
         except OSError as e:
             self._err.close()
             self._give_prefix()
-            raise KitError(f"cannot start {argv[0]}: {e}") from e
+            raise KitError(f"cannot start {self.argv[0]}: {e}") from e
         line = self._read_ready_line(ready_deadline_s or self.ready_deadline_s)
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
             self.stop()
             if self.exit_code == 2:
                 raise Unsupported(self.log.strip().splitlines()[-1] if self.log.strip()
-                                  else f"{argv[0]} refused its flags")
-            raise KitError(f"{argv[0]}: no 'listening ADDR:PORT' line "
-                           f"(got {line!r}); log: {self.log_path}")
+                                  else f"{self.argv[0]} refused its flags")
+            raise KitError(f"{self.argv[0]}: no 'listening ADDR:PORT' line "
+                           f"(got {line!r}, exit {self.exit_code}); log: {self.log_path}")
         self.address, self.port = m.group(1), int(m.group(2))
         return self
 
