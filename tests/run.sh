@@ -176,17 +176,10 @@ step_integration() {
 # forward-allow-connect).  CPU-bound, so niced: the timing-based steps
 # beside them (matrix, clients) get the CPU first.
 sanitizer_pass() {
-    local s=$1 v rc=0 log
+    local s=$1 v rc=0
     for v in stock all; do cunit "unit-$s/$v" "build/tests-$s/$v/unit"; done
-    # The integration scenarios and the hostile corpus side by side: both
-    # mostly wait (deadlines x5 under a sanitizer), one after the other they
-    # were the suite's longest step (TSan: 65 s, then 77 s).
-    log=$logdir/$s-hostile.part
-    nice -n 10 tests/hostile/run.sh --"$s" stock all > "$log" 2>&1 &
-    local hostile=$!
     KIT_SERVER_BUILD=build-$s nice -n 10 python3 tests/integration/test_server.py --quick || rc=1
-    wait "$hostile" || rc=1
-    cat "$log"
+    nice -n 10 tests/hostile/run.sh --"$s" stock all || rc=1
     return $rc
 }
 step_asan() { sanitizer_pass asan; }
