@@ -12,10 +12,9 @@ kit_name=${kit_name:-capture}
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/lib.sh"
 
 CAP_NETNS=""         # namespace we created
-CAP_VETH=""          # host-side veth we created
 
 # cap_cleanup: processes and temp folders (kit_cleanup), then our namespace
-# and veth.  Install with: trap cap_cleanup EXIT, before any set-up.
+# (its veth pair goes with it).  Install with: trap cap_cleanup EXIT, before any set-up.
 cap_cleanup() {
     kit_cleanup
     if [ -n "$CAP_NETNS" ]; then
@@ -23,35 +22,19 @@ cap_cleanup() {
         ip netns delete "$CAP_NETNS" 2>/dev/null
         CAP_NETNS=""
     fi
-    if [ -n "$CAP_VETH" ]; then
-        ip link delete "$CAP_VETH" 2>/dev/null
-        CAP_VETH=""
-    fi
 }
 
-# netns_setup: namespace fphs-XXXX, veth pair with random names, a private
-# /30 (10.200.X.0/30, random X) that exists only on this pair.
+# netns_setup: namespace fphs-XXXXXXXX behind a veth pair on a /30 of its
+# own (scripts/veth-pair.sh: the kit's one allocator, under a lock, so that
+# no other step's subnet shadows ours).
 # Sets NS, VETH_HOST, VETH_NS, HOST_ADDR, NS_ADDR.
 netns_setup() {
-    local tag x
+    local pair ns host_if ns_if host_addr ns_addr mtu
     require_command ip iproute2
-    tag=$(rand_hex 2)
-    NS="fphs-$tag"
-    VETH_HOST="fphh$tag"
-    VETH_NS="fphn$tag"
-    x=$(( 0x$(rand_hex 1) % 250 + 1 ))
-    HOST_ADDR="10.200.$x.1"
-    NS_ADDR="10.200.$x.2"
-    ip netns add "$NS" || die "ip netns add $NS failed"
+    pair=$("$(dirname "${BASH_SOURCE[0]}")/../scripts/veth-pair.sh" fphs) || die "no veth pair (scripts/veth-pair.sh)"
+    eval "$pair"
+    NS=$ns VETH_HOST=$host_if VETH_NS=$ns_if HOST_ADDR=$host_addr NS_ADDR=$ns_addr
     CAP_NETNS=$NS
-    ip link add "$VETH_HOST" type veth peer name "$VETH_NS" || die "ip link add veth failed"
-    CAP_VETH=$VETH_HOST
-    ip link set "$VETH_NS" netns "$NS" || die "moving $VETH_NS into $NS failed"
-    ip addr add "$HOST_ADDR/30" dev "$VETH_HOST" || die "ip addr add on $VETH_HOST failed"
-    ip link set "$VETH_HOST" up
-    ip netns exec "$NS" ip addr add "$NS_ADDR/30" dev "$VETH_NS" || die "ip addr add in $NS failed"
-    ip netns exec "$NS" ip link set "$VETH_NS" up
-    ip netns exec "$NS" ip link set lo up
     # disable offloads so segments on the wire are what the stack sent
     if command -v ethtool >/dev/null 2>&1; then
         ethtool -K "$VETH_HOST" tso off gso off gro off >/dev/null 2>&1

@@ -90,7 +90,7 @@ trap kit_cleanup EXIT
 logdir=$top/results/test-logs
 mkdir -p "$logdir"
 passed=0 failed=0 skipped=0
-failures=()
+failures=() crashed=()
 t0=$(date +%s)
 
 # A CUnit binary (verbose basic mode): its output, then one TEST line per
@@ -320,6 +320,7 @@ count() {
     elif ((rc != 0 && rc != 4)); then
         failed=$((failed + 1))
         failures+=("$name: exited $rc without a FAIL line (see $log)")
+        crashed+=("$name")
         echo "TEST: $name [FAIL] exited $rc"
     elif ((ok == 0 && sk == 0)); then
         failed=$((failed + 1))
@@ -387,6 +388,12 @@ for f in "${failures[@]}"; do echo "FAILED: $f"; done
 # then still names them).
 for name in "${steps[@]}"; do
     grep -h '^TEST: .*\[FAIL\]' "$logdir/$name.log" 2>/dev/null | cut -c1-600 | sed "s/^/  $name: /"
+done
+# A step that stopped without saying which check: the end of its log
+# (a traceback, a die line), which CI's excerpt of the output then shows.
+for name in "${crashed[@]}"; do
+    echo "  $name: the end of its log:"
+    grep -v '^step-cpu ' "$logdir/$name.log" | tail -n 12 | cut -c1-300 | sed "s/^/  $name| /"
 done
 # Where the suite's time went: each step's own seconds (KIT_STEPS ran at
 # once, so they add up to more than the wall time).

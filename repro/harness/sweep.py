@@ -36,7 +36,6 @@ import argparse
 import atexit
 import json
 import os
-import secrets
 import shutil
 import socket
 import subprocess
@@ -87,38 +86,24 @@ class Link:
 NETNS: list[str] = []
 
 
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
 def _cleanup_netns() -> None:
     for ns in NETNS:
         subprocess.run(["ip", "netns", "delete", ns], capture_output=True)
 
 
 def veth_link(name: str, mtu: int | None) -> Link:
-    """A fresh namespace behind a veth pair on a private /30 of its own;
-    mtu None takes the largest the driver accepts (its maxmtu)."""
-    tag = secrets.token_hex(2)
-    ns, host, peer = f"fphs-sw{tag}", f"fpsh{tag}", f"fpsn{tag}"
-    x = int(tag, 16) % 250 + 1
-    haddr, naddr = f"10.201.{x}.1", f"10.201.{x}.2"
-    _ip("netns", "add", ns)
-    NETNS.append(ns)
-    _ip("link", "add", host, "type", "veth", "peer", "name", peer)
-    _ip("link", "set", peer, "netns", ns)
-    if mtu is None:
-        info = json.loads(subprocess.run(["ip", "-d", "-j", "link", "show", host],
-                                         capture_output=True, text=True, check=True).stdout)
-        mtu = int(info[0].get("max_mtu", 65535))
-    _ip("link", "set", host, "mtu", str(mtu))
-    _ip("-n", ns, "link", "set", peer, "mtu", str(mtu))
-    _ip("addr", "add", f"{haddr}/30", "dev", host)
-    _ip("link", "set", host, "up")
-    _ip("-n", ns, "addr", "add", f"{naddr}/30", "dev", peer)
-    _ip("-n", ns, "link", "set", peer, "up")
-    _ip("-n", ns, "link", "set", "lo", "up")
-    return Link(name, naddr, ["ip", "netns", "exec", ns], mtu)
+    """A fresh namespace behind a veth pair on a /30 of its own
+    (scripts/veth-pair.sh, the kit's one allocator: a subnet another step
+    holds would shadow ours); mtu None takes the largest the driver
+    accepts (its maxmtu)."""
+    r = subprocess.run([str(kit.TOP / "scripts" / "veth-pair.sh"), "fphs-sw",
+                        "max" if mtu is None else str(mtu)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise kit.KitError(f"veth link {name}: scripts/veth-pair.sh exit {r.returncode}: "
+                           f"{r.stderr.strip()}")
+    pair = dict(line.split("=", 1) for line in r.stdout.split())
+    NETNS.append(pair["ns"])
+    return Link(name, pair["ns_addr"], ["ip", "netns", "exec", pair["ns"]], int(pair["mtu"]))
 
 
 def server_mss(link: Link, port: int, client_port: int) -> int:

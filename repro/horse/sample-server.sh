@@ -5,9 +5,9 @@
 # kit server.
 #
 #   where   without --address (the kit's own measures): in a network
-#           namespace of its own (ip netns add, random name), reached over a
-#           veth pair from this namespace (10.201.X.Y/30), so that any number
-#           of them run side by side; 'listening <ns address>:9000'.
+#           namespace of its own, reached over a veth pair from this
+#           namespace (scripts/veth-pair.sh: a /30 nobody else here holds),
+#           so that any number of them run side by side; 'listening <ns address>:9000'.
 #           With --address A (captures/capture.sh, which captures this
 #           namespace's interfaces): in this namespace, one at a time per
 #           namespace (a lock), never when something else answers on 9000;
@@ -67,19 +67,11 @@ trap 'exit 0' TERM INT
 exec_in_ns() { if [[ -n $ns ]]; then exec ip netns exec "$ns" "$@"; else exec "$@"; fi; }
 
 if [[ -z $address ]]; then
-    # A namespace and a /30 nobody here uses.
-    for ((try = 0; try < 20; try++)); do
-        id=$(rand_hex 4) a=$((RANDOM % 256)) b=$((RANDOM % 64 * 4))
-        ip -o addr show | grep -q " 10\.201\.$a\.$((b + 1))/" && continue
-        ip netns add "kithorse-$id" 2> /dev/null && { ns=kithorse-$id; break; }
-    done
-    [[ -n $ns ]] || die "no free namespace/subnet after 20 tries"
-    host=10.201.$a.$((b + 1)) address=10.201.$a.$((b + 2))
-    ip -n "$ns" link set lo up &&
-    ip link add "khh$id" type veth peer name "khn$id" netns "$ns" &&
-    ip addr add "$host/30" dev "khh$id" && ip link set "khh$id" up &&
-    ip -n "$ns" addr add "$address/30" dev "khn$id" && ip -n "$ns" link set "khn$id" up ||
-        die "could not set up the veth pair for $ns"
+    # A namespace behind a veth pair on a /30 of its own (the kit's one
+    # allocator: no other step's subnet may shadow ours).
+    pair=$("$top/scripts/veth-pair.sh" kithorse) || die "no veth pair (scripts/veth-pair.sh)"
+    eval "$pair"   # ns=, ns_addr= and the rest
+    address=${ns_addr:?}
 else
     # One sample per namespace at a time (the lock is per namespace).
     mkdir -p "$top/build/horse"
