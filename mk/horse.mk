@@ -4,7 +4,9 @@
 #                      (repro/horse/rows.py builds): the kit's Horse program
 #                      (FPC provider), Horse's own
 #                      samples/lazarus/console, trunk stock / Pascal sets /
-#                      Horse patches, FPC 3.2.2, win64
+#                      Horse patches, FPC 3.2.2, win64; HORSE_FOR=--test
+#                      adds what `make test`'s horse step runs (Horse's
+#                      sample on win64 and with each Horse set)
 #   make horse-epoll   the kit's Horse program with the epoll provider
 #                      (-dHORSE_PROVIDER_EPOLL), trunk and FPC 3.2.2: make
 #                      bench's horse-epoll rows (dispatch/bench.py), no row
@@ -20,6 +22,7 @@
 # units per compiler and defines (build/fpc-units/).
 
 HORSESRC ?=
+HORSE_FOR ?=
 HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 
 .PHONY: horse horse-epoll horse-sets horse-check check-horse-patches
@@ -33,7 +36,7 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 # for another's units while a core idles.
 horse: fpc-trunk
 	@mkdir -p build/horse
-	@python3 repro/horse/rows.py builds | awk '{ k = $$1 " " ($$4 == "epoll") } \
+	@python3 repro/horse/rows.py builds $(HORSE_FOR) | awk '{ k = $$1 " " ($$4 == "epoll") } \
 	  !(k in first) { first[k]; print; next } { rest[++n] = $$0 } END { for (i = 1; i <= n; i++) print rest[i] }' \
 	  > build/horse/builds.txt
 	@KIT_PHASE_OF=$$(wc -l < build/horse/builds.txt) xargs -P $(NPROC) -L 1 sh -c \
@@ -50,7 +53,8 @@ horse-sets: fpc-trunk
 	@for s in stock $(FPC_SERIES) all; do \
 	  $(HORSE_ENV) nice -n 5 repro/horse/build.sh --tc trunk --set $$s > /dev/null || exit 1; done
 
-horse-check: horse build/probe
+horse-check: build/probe
+	@$(MAKE) --no-print-directory horse HORSE_FOR=--test
 	@repro/horse/check.sh
 
 check-horse-patches:

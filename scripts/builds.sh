@@ -14,7 +14,8 @@
 #   real-trunk builds         make -jN real-trunk, 'built ... (k of n)'
 #   win64 builds              make -jN real-trunk-win64 (its toolchain first)
 #   Horse builds              make horse, 'horse: ... (k of n)'
-# --test: the package lists of `make test` (require-packages.sh --test).
+# --test: the package lists and Horse builds of `make test`
+# (require-packages.sh --test, make horse HORSE_FOR=--test).
 # --real-only: neither packages nor C builds (make real-servers).
 # Packages or C builds failing stop the run (exit 1); a real-server phase
 # failing is shown and the others go on, the matrix then failing the rows
@@ -63,7 +64,7 @@ fi
 wait "$toolchain"
 "$phase" run "real-trunk builds" -- "${m[@]}" -j"$nproc" real-trunk
 "$phase" run "win64 builds" -- "${m[@]}" -j"$nproc" real-trunk-win64
-"$phase" run "Horse builds" -- "${m[@]}" horse
+"$phase" run "Horse builds" -- "${m[@]}" horse ${test:+HORSE_FOR=--test}
 wait "${beside[@]}"
 beside=()
 exit 0

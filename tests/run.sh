@@ -17,8 +17,9 @@
 #                 common/ and the probe's command line and JSON (CUnit)
 #   integration   scenarios the matrix does not cover (connection IDs,
 #                 controls, hook refusal, 503 order, syscall fidelity, SIGPIPE)
-#   asan, tsan    stock and all under ASan+UBSan / TSan: unit, integration
-#                 scenarios and the hostile corpus, one pass per sanitizer
+#   asan, tsan    stock and all under ASan+UBSan / TSan: unit and
+#                 integration scenarios, one pass per sanitizer
+#   asan-hostile, tsan-hostile  the hostile corpus on the same builds
 #   valgrind      stock under valgrind (integration subset, hostile subset)
 #   matrix        `make repro`'s matrix: clone rows, real-trunk rows (clone
 #                 vs real must agree), FPC 3.2.2, win64 under Wine; make
@@ -78,7 +79,7 @@
 #                 a command that runs nc or curl with every variant found
 #                 (MIN_CURLS adds curls); the text prints the command whole
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
-# default 4); each step's output is printed whole when it ends, with a
+# default 4; beside the matrix only those that measure no time); each step's output is printed whole when it ends, with a
 # progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
 # Exit status: 0 only if nothing failed.
 set -u
@@ -148,16 +149,24 @@ step_fpc_patches() {
     if [[ ! -x scripts/check-fpc-patches.sh ]]; then
         test_skip "fpc-patches" "no scripts/check-fpc-patches.sh"; return 4
     fi
-    scripts/check-fpc-patches.sh
+    nice -n 10 scripts/check-fpc-patches.sh   # compiles, beside the matrix
 }
 
 step_fpcunit() { repro/fpc/fpcunit/run.sh; }
 
+# Each variant's binary mostly waits (time-outs of the pool and server
+# tests: 2.2 s wall for 0.1 s of CPU), so eight at a time; their outputs
+# in the variants' order.
 step_unit() {
-    local v
+    local v tmp n=0
+    kit_mktemp tmp
     for v in $(python3 repro/harness/patchset.py variants); do
-        cunit "unit/$v" "build/tests/$v/unit"
+        ((n++ >= 8)) && wait -n
+        cunit "unit/$v" "build/tests/$v/unit" > "$tmp/$v.out" &
     done
+    wait
+    for v in $(python3 repro/harness/patchset.py variants); do cat "$tmp/$v.out"; done
+    rm -rf -- "$tmp"
 }
 
 step_analysers() {
@@ -174,22 +183,22 @@ step_integration() {
 # One pass per sanitizer over the same scenarios: unit, integration and the
 # hostile corpus for stock and all (the hook tests also use
 # forward-allow-connect).  CPU-bound, so niced: the timing-based steps
-# beside them (matrix, clients) get the CPU first.
+# beside them (matrix, clients) get the CPU first.  The hostile corpus is
+# a step of its own (asan-hostile, tsan-hostile) that starts once the
+# matrix has ended: beside the matrix's measures (B7's spinning servers,
+# B8's 1,100 threads), in two clean-clone CI runs, the drip case's niced
+# client went more than the 1 s read time-out without a byte (tsan/stock/
+# drip-1-none cut).
 sanitizer_pass() {
     local s=$1 v rc=0
     for v in stock all; do cunit "unit-$s/$v" "build/tests-$s/$v/unit"; done
     KIT_SERVER_BUILD=build-$s nice -n 10 python3 tests/integration/test_server.py --quick || rc=1
-    # The hostile corpus once the matrix step has ended (it starts before
-    # this step): beside the matrix's measures (B7's spinning servers, B8's
-    # 1,100 threads), in two clean-clone CI runs, the drip case's niced
-    # client went more than the 1 s read time-out without a byte (tsan/
-    # stock/drip-1-none cut).  tail --pid returns when that PID has gone.
-    [[ -n ${pid_of[matrix]:-} ]] && tail --pid="${pid_of[matrix]}" -f /dev/null
-    nice -n 10 tests/hostile/run.sh --"$s" stock all || rc=1
     return $rc
 }
 step_asan() { sanitizer_pass asan; }
 step_tsan() { sanitizer_pass tsan; }
+step_asan_hostile() { nice -n 10 tests/hostile/run.sh --asan stock all; }
+step_tsan_hostile() { nice -n 10 tests/hostile/run.sh --tsan stock all; }
 step_valgrind() {
     local rc=0
     KIT_SERVER_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
@@ -220,7 +229,11 @@ PY
     return $rc
 }
 
-step_hostile() { tests/hostile/run.sh --both; }   # clone and real trunk side by side
+# Clone and real trunk side by side.  A variant's cases mostly wait (about
+# 30 s each, 2 s of CPU): ten variants at a time, where the run's default
+# is six (alone, c30's build: 231 s with 6, 126 s with 12, the same
+# outcomes).
+step_hostile() { tests/hostile/run.sh --both --jobs 10; }
 step_conformance() { tests/hostile/conformance.sh; }
 
 # Brief: the reader targets on stock (request, response, pcap, strace) and
@@ -303,7 +316,8 @@ for name, bend in cases.items():
     if not ok:
         sys.exit(1)
 PY
-    python3 repro/bisect/bisect.py B1 --expect repro/bisect/results.json
+    # Compiles and counts, beside the matrix: niced.
+    nice -n 10 python3 repro/bisect/bisect.py B1 --expect repro/bisect/results.json
     case $? in 0) ;; 4) ((rc)) || rc=4 ;; *) rc=1 ;; esac
     return $rc
 }
@@ -329,13 +343,18 @@ count() {
     fi
 }
 
-# Steps in the order they start.
-# Longest first (a clean clone's run: horse-ci ~400 s cold, tsan ~440 s,
-# fresh ~350 s, valgrind and fpcunit ~260 s beside the rest), so that no
-# long step starts last and runs alone at the end; the matrix first of all
-# (the report waits for it).
-steps=(matrix horse-ci tsan asan fresh valgrind fpcunit bisect min win64 fuzz hostile horse hazards
-       fault sweep fpc-patches clients conformance dispatch integration analysers unit patches texts report)
+# Steps in the order they start, each as soon as a slot is free and the
+# step it waits for has ended.  The matrix first of all, and beside it only
+# steps that measure no time (compiles, niced sanitizer passes, CUnit,
+# file checks) and horse-ci, niced: every other step waits for the matrix
+# to end (after[]), so that the matrix's timing verdicts meet the load they
+# always met.  Then longest first (c30, a clean clone's CI-like run:
+# horse-ci ~300 s, hostile ~250 s, fpcunit ~190 s, hazards ~155 s), so
+# that no long step starts last and runs alone at the end.
+steps=(matrix horse-ci tsan asan bisect fpc-patches unit analysers patches texts
+       hostile fpcunit hazards fresh valgrind min tsan-hostile fuzz win64 fault sweep horse clients
+       asan-hostile dispatch conformance integration report)
+beside_matrix=" horse-ci tsan asan bisect fpc-patches unit analysers patches texts "
 ((${#@})) && steps=("$@")
 declare -A pid_of=() start_of=() took=() cpu=()
 jobs_max=${KIT_STEPS:-4}
@@ -367,16 +386,40 @@ reap() {     # reap: wait until fewer than jobs_max steps run, printing progress
     done
 }
 
-for s in "${steps[@]}"; do
-    # The report compares the matrix's run: it starts once the matrix ended.
-    if [[ $s == report && -n ${pid_of[matrix]:-} ]]; then finish matrix; fi
-    reap
+# ready NAME: NAME may start: it is a step the matrix may run beside, or the
+# matrix is not in this run, or it has ended.
+ready() {
+    [[ $beside_matrix == *" $1 "* || $1 == matrix || " ${steps[*]} " != *" matrix "* ||
+       -n ${took[matrix]:-} ]]
+}
+
+launch() {
+    local s=$1
     echo "-- start $s ($(( $(date +%s) - t0 )) s into the suite)"
     start_of[$s]=$(date +%s)
     # bash's time: the step's CPU seconds (its children's included), the
     # log's last line, for the table at the end.
     ( TIMEFORMAT='step-cpu %U %S'; time "step_${s//-/_}" ) > "$logdir/$s.log" 2>&1 &
     pid_of[$s]=$!
+}
+
+queue=("${steps[@]}")
+while ((${#queue[@]})); do
+    reap
+    next=-1
+    for i in "${!queue[@]}"; do
+        if ready "${queue[$i]}"; then next=$i; break; fi
+    done
+    if ((next < 0)); then
+        # Each queued step waits for the matrix: until a running step ends.
+        keep=$jobs_max jobs_max=${#pid_of[@]}
+        reap
+        jobs_max=$keep
+        continue
+    fi
+    launch "${queue[$next]}"
+    unset "queue[$next]"
+    queue=("${queue[@]}")
 done
 jobs_max=1
 while ((${#pid_of[@]})); do jobs_max=1; reap; jobs_max=0; for n in "${!pid_of[@]}"; do finish "$n"; done; done

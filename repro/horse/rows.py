@@ -262,22 +262,24 @@ def reaches(p: HorsePatch, keepalive: bool) -> bool:
     return when is not None and not (when == "keepalive" and keepalive)
 
 
-def builds() -> list[tuple[str, str, str, str]]:
-    """(tc, fcl set, horse set, program) of every build the rows and
-    repro/horse/check.sh --kit need, for mk/horse.mk (rows.py builds)."""
+def builds(test: bool = False) -> list[tuple[str, str, str, str]]:
+    """(tc, fcl set, horse set, program) of every build the rows need, and
+    with test those repro/horse/check.sh --kit needs too (Horse's sample on
+    win64 and with each Horse set: `make test`'s alone, so not built by the
+    first `make repro`), for mk/horse.mk (rows.py builds [--test])."""
     sys.path.insert(0, str(kit.TOP / "repro" / "harness"))
     import matrix  # noqa: E402  (late: matrix imports this module)
     clones = matrix.clone_rows()
     # (The epoll provider's builds are make bench's alone: make horse-epoll.)
     out = [("trunk", "stock", "stock", "kithorse"), ("trunk", "stock", "stock", "console"),
-           ("322", "stock", "stock", "kithorse"),
-           ("win64", "stock", "stock", "kithorse"), ("win64", "stock", "stock", "console")]
+           ("322", "stock", "stock", "kithorse"), ("win64", "stock", "stock", "kithorse")]
+    out += [("win64", "stock", "stock", "console")] if test else []
     out += [("trunk", c.variant, "stock", "kithorse") for c in fcl_sets(clones)]
     for hset, _, _, p in horse_variants():
         if reaches(p, True):
-            out += [("trunk", "stock", hset, "kithorse"), ("win64", "stock", hset, "kithorse"),
-                    # Horse's sample with the patch, for repro/horse/check.sh --kit
-                    ("trunk", "stock", hset, "console"), ("win64", "stock", hset, "console")]
+            out += [("trunk", "stock", hset, "kithorse"), ("win64", "stock", hset, "kithorse")]
+            if test:   # Horse's sample with the patch, for repro/horse/check.sh --kit
+                out += [("trunk", "stock", hset, "console"), ("win64", "stock", hset, "console")]
         if reaches(p, False):
             out.append(("322", "stock", hset, "kithorse"))
     # Only what a compiler here can build: no win64 cross compiler, or no
@@ -289,8 +291,8 @@ def builds() -> list[tuple[str, str, str, str]]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["builds"]:
-        for b in builds():
+    if sys.argv[1:2] == ["builds"] and sys.argv[2:] in ([], ["--test"]):
+        for b in builds(test=sys.argv[2:] == ["--test"]):
             print(" ".join(b))
     elif len(sys.argv) == 3 and sys.argv[1] == "fields":
         # A Horse patch's stanza of patches/horse/fields, as 'Field: value'
@@ -298,5 +300,5 @@ if __name__ == "__main__":
         for k, v in horse_fields().get(sys.argv[2], {}).items():
             print(f"{k}: {v}")
     else:
-        print("usage: rows.py builds | rows.py fields PATCH", file=sys.stderr)
+        print("usage: rows.py builds [--test] | rows.py fields PATCH", file=sys.stderr)
         sys.exit(2)
