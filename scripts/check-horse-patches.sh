@@ -135,7 +135,8 @@ for n in "${sims[@]}"; do
     else fail "sim $n git-am" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; git -C "$repo" am --abort 2> /dev/null; am_ok=0; break; fi
 done
 
-# Compile: every Horse set a row uses, Linux and win64 (the rows' own builds).
+# Compile: every Horse set a row or the horse check (check.sh --kit) uses,
+# Linux and win64 (their own builds).
 if ((am_ok)) && [[ -x $top/build/fpc-trunk/bin/fpc ]]; then
     while read -r tc set hset prog; do
         [[ $hset == stock || $set != stock ]] && continue
@@ -144,7 +145,7 @@ if ((am_ok)) && [[ -x $top/build/fpc-trunk/bin/fpc ]]; then
         else
             fail "$hset compile-$tc-$prog" "$(tail -3 <<< "$out" | tr '\n' ' ')"
         fi
-    done < <(python3 "$top/repro/horse/rows.py" builds)
+    done < <(python3 "$top/repro/horse/rows.py" builds --test)
 else
     test_skip "horse-patch compile" "no trunk toolchain (make fpc-trunk) or the series did not apply"
 fi
