@@ -56,8 +56,11 @@ exec 9> "$lock"
 flock -w 30 9 || die "$lock not free within 30 s"
 declare -A used=()
 for n in $(used_30s); do used[$n]=1; done
+# KIT_VETH_FIRST=N: the first /30 tried is N, not a random one (the check
+# tests/fault/veth-pair.sh offers it one that is taken).
 for ((try = 0; try < 200; try++)); do
     n=$(( 0x$(rand_hex 2) % 32768 ))
+    ((try == 0)) && [[ ${KIT_VETH_FIRST:-} =~ ^[0-9]+$ ]] && n=$((KIT_VETH_FIRST % 32768))
     [[ -z ${used[$n]:-} ]] && break
 done
 [[ -z ${used[$n]:-} ]] || die "no free /30 in 10.200.0.0/15 after 200 tries"
