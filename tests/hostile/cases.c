@@ -791,8 +791,8 @@ static int run_drip_1_none(struct ctx *c)
     snprintf(c->outcome, sizeof c->outcome, "drip=%s,control=%s", cut ? "cut" : "held",
              during ? "served-during-drip" : after ? "served-after-drip-closed" : "never");
     snprintf(c->detail, sizeof c->detail,
-             "%d drip rounds of 100 ms; control answered within %lld ms of its request%s", r,
-             (long long)(t1 - t0) / 1000, x.nr ? "" : " (never)");
+             "%d drip rounds of %lld ms; control answered within %lld ms of its request%s", r,
+             (long long)hs_us(100) / 1000, (long long)(t1 - t0) / 1000, x.nr ? "" : " (never)");
     rx_free(&x);
     return 0;
 }

@@ -162,6 +162,7 @@ int srv_start(struct srv *s, const char *casename, const char *const *flags, cha
               size_t whycap)
 {
     const char *argv[3 * MAX_ARGS];
+    char scaled[24];
     int n = 0, i, pout[2], logfd;
 
     memset(s, 0, sizeof *s);
@@ -172,8 +173,19 @@ int srv_start(struct srv *s, const char *casename, const char *const *flags, cha
     argv[n++] = opt.server;
     argv[n++] = "--port";
     argv[n++] = "0";
-    for (i = 0; flags && flags[i]; i++)
+    for (i = 0; flags && flags[i]; i++) {
         argv[n++] = flags[i];
+        /* The server's read time-out is what a case's client paces itself
+         * against (a drip's gap a tenth of it, a stall past it), and the
+         * client's waits are scaled by --slow: the time-out is scaled with
+         * them, or under TSan (x5) a drip's gap is half the time-out and a
+         * niced client late by 500 ms is cut (tsan/stock/drip-1-none). */
+        if (strcmp(flags[i], "--request-read-timeout") == 0 && flags[i + 1] && opt.slow > 1) {
+            snprintf(scaled, sizeof scaled, "%lld", (long long)atoll(flags[i + 1]) * opt.slow);
+            argv[n++] = scaled;
+            i++;
+        }
+    }
     for (i = 0; i < opt.nextra; i++)
         argv[n++] = opt.extra[i];
     argv[n] = NULL;
