@@ -20,7 +20,16 @@ kit_name=veth-pair
 # shellcheck source=scripts/lib.sh
 source "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
-prefix=${1:?usage: veth-pair.sh PREFIX [MTU|max]}
+# addr_of N HOST: the address of host HOST (1 or 2) in the Nth /30 of
+# 10.200.0.0/15 (N in 0..32767).
+addr_of() {
+    echo "10.$((200 + $1 / 16384)).$(( ($1 / 64) % 256 )).$(( ($1 % 64) * 4 + $2 ))"
+}
+# --address N: the host end's address in the Nth /30, and nothing made
+# (tests/fault/veth-pair.sh takes that /30 with an interface of its own).
+if [[ ${1:-} == --address ]]; then addr_of "${2:?--address N}" 1; exit 0; fi
+
+prefix=${1:?usage: veth-pair.sh PREFIX [MTU|max] | veth-pair.sh --address N}
 want_mtu=${2:-}
 # Its standard output is the caller's to eval: a skip's line goes to stderr.
 { require_root veth-pair; require_command ip iproute2; require_command flock util-linux; } >&2
@@ -44,8 +53,8 @@ if [[ -n $want_mtu ]]; then
         die "mtu $want_mtu on $host_if failed"
 fi
 
-# used_30s: the /30 index (0..32767 within 10.200.0.0/15) of every IPv4
-# address in this namespace.
+# used_30s: the /30 index (addr_of's N) of every IPv4 address in this
+# namespace.
 used_30s() {
     ip -o -4 addr show | awk '{ split($4, a, "[./]"); if (a[1] == 10 && (a[2] == 200 || a[2] == 201))
                                   print ((a[2] - 200) * 256 + a[3]) * 64 + int(a[4] / 4) }'
@@ -64,8 +73,7 @@ for ((try = 0; try < 200; try++)); do
     [[ -z ${used[$n]:-} ]] && break
 done
 [[ -z ${used[$n]:-} ]] || die "no free /30 in 10.200.0.0/15 after 200 tries"
-base="10.$((200 + n / 16384)).$(( (n / 64) % 256 ))"
-host_addr=$base.$(( (n % 64) * 4 + 1 )) ns_addr=$base.$(( (n % 64) * 4 + 2 ))
+host_addr=$(addr_of "$n" 1) ns_addr=$(addr_of "$n" 2)
 ip addr add "$host_addr/30" dev "$host_if" || die "ip addr add $host_addr on $host_if failed"
 flock -u 9
 ip link set "$host_if" up || die "$host_if up failed"

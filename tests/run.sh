@@ -59,9 +59,9 @@
 #                 set-tcp-nodelay made a no-op fails its matrix row, the
 #                 report check and the sweep (the checks keep their power);
 #                 a passed run with the same inputs is reused, with the same
-#                 table, and any change of input measures (tests/fault/reuse.sh); scripts/veth-pair.sh
-#                 never hands out a subnet another interface holds
-#                 (tests/fault/veth-pair.sh)
+#                 table, and any change of input measures
+#                 (tests/fault/reuse.sh); scripts/veth-pair.sh never hands
+#                 out a subnet another interface holds (tests/fault/veth-pair.sh)
 #   sweep         B3 across body sizes (Content, ContentStream) on loopback
 #                 and two veth MTUs, B2 across pipeline depths, B5 across
 #                 POST sizes: every fix holds at every point, clone = real
@@ -81,8 +81,9 @@
 #                 a command that runs nc or curl with every variant found
 #                 (MIN_CURLS adds curls); the text prints the command whole
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
-# default 4; beside the matrix only those that measure no time); each step's output is printed whole when it ends, with a
-# progress line every 20 s.  Ends with 'N passed, N failed, N skipped'.
+# default 4; beside the matrix only those that measure no time); each
+# step's output is printed whole when it ends, with a progress line every
+# 20 s.  Ends with 'N passed, N failed, N skipped'.
 # Exit status: 0 only if nothing failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -160,14 +161,15 @@ step_fpcunit() { repro/fpc/fpcunit/run.sh; }
 # tests: 2.2 s wall for 0.1 s of CPU), so eight at a time; their outputs
 # in the variants' order.
 step_unit() {
-    local v tmp n=0
+    local v tmp n=0 variants
     kit_mktemp tmp
-    for v in $(python3 repro/harness/patchset.py variants); do
+    read -ra variants <<< "$(python3 repro/harness/patchset.py variants | tr '\n' ' ')"
+    for v in "${variants[@]}"; do
         ((n++ >= 8)) && wait -n
         cunit "unit/$v" "build/tests/$v/unit" > "$tmp/$v.out" &
     done
     wait
-    for v in $(python3 repro/harness/patchset.py variants); do cat "$tmp/$v.out"; done
+    for v in "${variants[@]}"; do cat "$tmp/$v.out"; done
     rm -rf -- "$tmp"
 }
 
@@ -182,9 +184,8 @@ step_integration() {
     python3 tests/integration/test_server.py --not-matrix
 }
 
-# One pass per sanitizer over the same scenarios: unit, integration and the
-# hostile corpus for stock and all (the hook tests also use
-# forward-allow-connect).  CPU-bound, so niced: the timing-based steps
+# One pass per sanitizer over the same scenarios: unit and integration for
+# stock and all (the hook tests also use forward-allow-connect).  CPU-bound, so niced: the timing-based steps
 # beside them (matrix, clients) get the CPU first.  The hostile corpus is
 # a step of its own (asan-hostile, tsan-hostile) that starts once the
 # matrix has ended, as every step that measures time.  (Its drip case was
@@ -347,11 +348,11 @@ count() {
     fi
 }
 
-# Steps in the order they start, each as soon as a slot is free and the
-# step it waits for has ended.  The matrix first of all, and beside it only
+# Steps in the order they start, each as soon as a slot is free and, if it
+# measures time, the matrix has ended.  The matrix first of all, and beside it only
 # steps that measure no time (compiles, niced sanitizer passes, CUnit,
 # file checks) and horse-ci, niced: every other step waits for the matrix
-# to end (after[]), so that the matrix's timing verdicts meet the load they
+# to end (ready, below), so that the matrix's timing verdicts meet the load they
 # always met.  Then longest first (c30, a clean clone's CI-like run:
 # horse-ci ~300 s, hostile ~250 s, fpcunit ~190 s, hazards ~155 s), so
 # that no long step starts last and runs alone at the end.

@@ -38,8 +38,7 @@ slash30() { echo "${1%.*}.$(( ${1##*.} / 4 ))"; }   # an address's /30, as a key
 # A /30 taken by another interface (a veth pair of its own, both ends here:
 # the dummy driver is not in every kernel), offered first.
 n=$(( 0x$(rand_hex 2) % 32768 ))
-base="10.$((200 + n / 16384)).$(( (n / 64) % 256 ))"
-taken=$base.$(( (n % 64) * 4 + 1 ))
+taken=$("$top/scripts/veth-pair.sh" --address "$n")
 dummy=kitvt$(rand_hex 3)
 if ! { ip link add "$dummy" type veth peer name "${dummy}p" && ip addr add "$taken/30" dev "$dummy" && ip link set "$dummy" up; }; then
     test_fail "veth-pair: a taken subnet" "could not set up $dummy with $taken/30"; exit 1
