@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ci_job.py - run a GitHub Actions job of Horse's workflow locally.
 
-usage: ci_job.py TREE JOB [--cache DIR] [--keep-going] [--source NAME=PATH]...
+usage: ci_job.py TREE JOB [--cache DIR [--cache-after FILE]] [--keep-going]
+                 [--source NAME=PATH]...
 
 TREE is a Horse tree (a copy of the snapshot with the job's files, as
 repro/horse/ci-job.sh makes it); JOB a job of TREE/.github/workflows/tests.yml.
@@ -10,7 +11,10 @@ job's and the step's env, exactly as written.  What the runner provides
 instead of the job is emulated, and said so on the step's line:
   actions/checkout   TREE is the checkout
   actions/cache      restored from / saved to DIR/<key> (saved at the end
-                     when the job passed, as the action's post step does)
+                     when the job passed, as the action's post step does);
+                     --cache-after FILE: the restore waits until FILE
+                     exists (another job's end: this one then restores what
+                     that one saved, as a later run on GitHub does)
   sudo apt-get ...   not run (no network, no root changes): passes when every
                      package it installs is installed (or, for a metapackage
                      such as fpc, its command is on PATH), else the job is
@@ -38,13 +42,15 @@ import yaml
 
 def main(argv: list[str]) -> int:
     args = argv[1:]
-    cache = keep = None
+    cache = keep = after = None
     sources: dict[str, str] = {}
     rest = []
     while args:
         a = args.pop(0)
         if a == "--cache":
             cache = Path(args.pop(0))
+        elif a == "--cache-after":
+            after = Path(args.pop(0))
         elif a == "--keep-going":
             keep = True
         elif a == "--source":
@@ -111,6 +117,9 @@ def main(argv: list[str]) -> int:
                 w = step.get("with") or {}
                 key = expr(str(w["key"]))
                 path = tree / expr(str(w["path"]))
+                if after is not None:
+                    while not after.exists():
+                        time.sleep(0.5)
                 if cache is None:
                     hit = False
                 else:

@@ -28,8 +28,8 @@
 #
 # Builds are cached in build/fpcunit/<platform>/<set>/ (a fixture's in
 # build/fpcunit/<platform>/<fixture>/<set>/), keyed on the toolchain's stamp,
-# the Pascal series, the fixtures, these sources and build.sh; the runs go
-# four side by side.  Needs build/fpc-trunk (make fpc-trunk; win64: make
+# the Pascal series, the fixtures, these sources and build.sh; the orders
+# of every set run side by side, each its own processes (and Wine prefix).  Needs build/fpc-trunk (make fpc-trunk; win64: make
 # fpc-trunk-win64) and, for win64, Wine; what is missing is a SKIP.
 # Exit: 0 passed, 1 a check failed, 4 skipped (no toolchain).
 set -uo pipefail
@@ -112,42 +112,48 @@ build() {
     fi
 }
 
-# program PLATFORM RUN ARG...: the test program of RUN, its XML on stdout.
+# program PLATFORM RUN ORDER ARG...: the test program of RUN, its XML on
+# stdout (win64: in the Wine prefix of RUN's ORDER).
 program() {
-    local plat=$1 run=$2; shift 2
+    local plat=$1 run=$2 order=$3; shift 3
     if [ "$plat" = win64 ]; then
-        WINEPREFIX=$prefix-win64-${run//\//-} timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
+        WINEPREFIX=$prefix-win64-${run//\//-}-$order timeout -k 5 "$RUN_LIMIT_S" "$top/repro/fpc/wine-server.sh" \
             "$out/win64/$run/fpcunithttpserver.exe" --format=xml "$@"
     else
         timeout -k 5 "$RUN_LIMIT_S" "$out/linux/$run/fpcunithttpserver" --format=xml "$@"
     fi
 }
 
-# orders PLATFORM RUN: the three orders, one after the other, into $tmp/TAG-ORDER.xml
-# (alone: a folder) and $tmp/TAG-ORDER.rc ("EXIT SECONDS"); a fixture's hazard test alone.
-orders() {
-    local plat=$1 run=$2 tag=$1-${2//\//-} t0 rc n reversed="" i
-    if [[ $run == */* ]]; then
-        t0=$(date +%s.%N)
-        program "$plat" "$run" "--suite=$suite.${fixture_test[${run%%/*}]}" \
+# order PLATFORM RUN ORDER: one order of RUN into $tmp/TAG-ORDER.xml (alone:
+# a folder, one process per test) and $tmp/TAG-ORDER.rc ("EXIT SECONDS");
+# ORDER fixture: a fixture's hazard test alone.
+order() {
+    local plat=$1 run=$2 order=$3 tag=$1-${2//\//-} t0 rc=0 n reversed="" i
+    t0=$(date +%s.%N)
+    case $order in
+    fixture)
+        program "$plat" "$run" "$order" "--suite=$suite.${fixture_test[${run%%/*}]}" \
             > "$tmp/$tag-fixture.xml" 2> "$tmp/$tag-fixture.err"
-        echo "$? $(elapsed "$t0")" > "$tmp/$tag-fixture.rc"
-        return
-    fi
-    t0=$(date +%s.%N)
-    program "$plat" "$run" > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
-    echo "$? $(elapsed "$t0")" > "$tmp/$tag-declared.rc"
-    for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=${reversed:+,}$suite.${names[i]}; done
-    t0=$(date +%s.%N)
-    program "$plat" "$run" "--suite=$reversed" > "$tmp/$tag-reverse.xml" 2> "$tmp/$tag-reverse.err"
-    echo "$? $(elapsed "$t0")" > "$tmp/$tag-reverse.rc"
-    t0=$(date +%s.%N) rc=0
-    mkdir -p "$tmp/$tag-alone.xml"
-    for n in "${names[@]}"; do
-        program "$plat" "$run" "--suite=$suite.$n" > "$tmp/$tag-alone.xml/$n.xml" 2>> "$tmp/$tag-alone.err"
-        n=$?; ((n > rc)) && rc=$n
-    done
-    echo "$rc $(elapsed "$t0")" > "$tmp/$tag-alone.rc"
+        rc=$? ;;
+    declared)
+        program "$plat" "$run" "$order" > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
+        rc=$? ;;
+    reverse)
+        for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=${reversed:+,}$suite.${names[i]}; done
+        program "$plat" "$run" "$order" "--suite=$reversed" > "$tmp/$tag-reverse.xml" 2> "$tmp/$tag-reverse.err"
+        rc=$? ;;
+    alone)
+        mkdir -p "$tmp/$tag-alone.xml"
+        for n in "${names[@]}"; do
+            program "$plat" "$run" "$order" "--suite=$suite.$n" > "$tmp/$tag-alone.xml/$n.xml" 2>> "$tmp/$tag-alone.err"
+            n=$?; ((n > rc)) && rc=$n
+        done ;;
+    esac
+    echo "$rc $(elapsed "$t0")" > "$tmp/$tag-$order.rc"
+}
+# orders RUN: RUN's orders (fixture, or the three).
+orders() {
+    if [[ $1 == */*/* ]]; then echo fixture; else echo alone declared reverse; fi
 }
 
 # The checks of the sources themselves.
@@ -195,35 +201,45 @@ wait
 t_built=$(date +%s.%N)
 ((${#runs[@]})) || exit $((failed ? KSFT_FAIL : KSFT_SKIP))
 
-# A Wine prefix per Windows run (and so a Wine server of its own), copied
+# The jobs: each run's orders (a fixture's one), the longest first (stock
+# waits out its defects' deadlines; a win64 test alone starts a Windows
+# program per test), eight side by side: they mostly wait (c37: the three
+# orders one after the other took 200 s, 83 s of CPU).
+queue=()
+for r in "${runs[@]}"; do
+    plat=${r%%/*} run=${r#*/}
+    grep -q '^FAILED' "$tmp/build-$plat-${run//\//-}" && continue
+    for o in $(orders "$r"); do queue+=("$r $o"); done
+done
+mapfile -t queue < <(((${#queue[@]})) && printf '%s\n' "${queue[@]}" | awk '{ w = ($1 ~ /^win64\/stock$/) ? 0 : ($1 ~ /\/stock$/) ? 1 : 2
+                                                        print w ($2 == "alone" ? 0 : 1), $0 }' | sort -s -k1,1 | cut -d' ' -f2-)
+
+# A Wine prefix per Windows job (and so a Wine server of its own), copied
 # from the kit's template: a Wine server is one process serving every
-# program of its prefix, and with one for both runs a clean-clone CI run saw
+# program of its prefix, and with one for two runs a clean-clone CI run saw
 # TestRequestHeadHasADeadline's client wait 1.4 s between two pieces of its
 # drip, in three drips in a row; with one each, the drip's 66 bytes take
 # 2.1 s on win64 stock, where they took 2.6 s.
-prefix=""
-if [[ " ${runs[*]} " == *" win64/"* ]]; then
-    prefix=$tmp/prefix
-    for r in "${runs[@]}"; do
-        [[ $r == win64/* ]] || continue
-        if ! why=$(cd "$top/repro/harness" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix-${r//\//-}" 2>&1); then
-            test_fail "fpcunit win64" "no Wine prefix: $(tail -1 <<< "$why")"
-            failed=1
-            prefix=""
-            break
-        fi
-    done
-fi
+prefix=$tmp/prefix
+for j in "${queue[@]}"; do
+    read -r r o <<< "$j"
+    [[ $r == win64/* ]] || continue
+    if ! why=$(cd "$top/repro/harness" && python3 -c 'import sys, wineprefix; from pathlib import Path; wineprefix.copy(Path(sys.argv[1]))' "$prefix-${r//\//-}-$o" 2>&1); then
+        test_fail "fpcunit win64" "no Wine prefix: $(tail -1 <<< "$why")"
+        failed=1
+        prefix=""
+        break
+    fi
+done
 
-# The runs, side by side (four at a time), each set's three orders one after the other.
 declare -A started
-for r in "${runs[@]}"; do
-    while (($(jobs -rp | wc -l) >= 4)); do wait -n; done
+for j in "${queue[@]}"; do
+    read -r r o <<< "$j"
+    while (($(jobs -rp | wc -l) >= 8)); do wait -n; done
     plat=${r%%/*} run=${r#*/}
-    grep -q '^FAILED' "$tmp/build-$plat-${run//\//-}" && continue
     [ "$plat" = win64 ] && [ -z "$prefix" ] && continue
-    orders "$plat" "$run" &
-    started[$r]=$!
+    order "$plat" "$run" "$o" &
+    started[$r]=1
 done
 wait
 
