@@ -196,7 +196,9 @@ step_integration() {
 sanitizer_pass() {
     local s=$1 v rc=0
     for v in stock all; do cunit "unit-$s/$v" "build/tests-$s/$v/unit"; done
-    KIT_SERVER_BUILD=build-$s nice -n 10 python3 tests/integration/test_server.py --quick || rc=1
+    # Each scenario in a process of its own: they wait on their servers
+    # (TSan: 68 s one after the other, 38 s side by side).
+    KIT_SERVER_BUILD=build-$s nice -n 10 python3 tests/integration/test_server.py --quick --jobs 6 || rc=1
     return $rc
 }
 step_asan() { sanitizer_pass asan; }

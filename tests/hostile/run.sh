@@ -4,8 +4,9 @@
 #
 # Runs the hostile corpus (build/hostile, tests/hostile/README.md) against
 # server variants, several variants at once (--jobs, default 6); in the
-# sanitizer modes each variant's cases are dealt round HOSTILE_SHARDS runs
-# (default 4) that go beside each other, as their cases mostly wait.
+# sanitizer and valgrind modes each variant's cases are dealt round
+# HOSTILE_SHARDS runs (default 4) that go beside each other, as their cases
+# mostly wait.
 #   (plain)       build/<variant>/server-min, every variant and pair of the C
 #                 series (repro/harness/patchset.py)
 #   --asan        build-asan/<variant>/server-min (any report fails)
@@ -33,7 +34,7 @@ source scripts/lib.sh
 trap kit_cleanup EXIT
 
 modes=(plain) jobs=6 light='' cases=() unbuilt=() ran=()
-SHARDS=${HOSTILE_SHARDS:-4}   # build/hostile runs per variant in the sanitizer modes
+SHARDS=${HOSTILE_SHARDS:-4}   # build/hostile runs per variant in the sanitizer and valgrind modes
 while (($#)); do
     case $1 in
     --asan) modes=(asan) ;;
@@ -93,6 +94,9 @@ server_of() {
 # run_variant MODE VARIANT FIXED APPLIED OUT [CASES]: one build/hostile run
 # (of the comma list CASES only, if given) into results/hostile/MODE/VARIANT/,
 # its output in OUT.
+# valgrind's subset: every kind of input once (each case is a server start
+# and stop under valgrind).
+VALGRIND_CASES=start-garbage,start-ftp,start-crlf-100,bare-lf,cr-at-buffer-edge,header-32769,headers-257,cl-int64-max,te-chunked-and-cl,cl-duplicate-differ,body-short-eof,body-short-close,body-short-stall,overrun-then-serve,pipeline-3,pipeline-1000-echo,rst-mid-response,half-close,max-live-4,sigterm-keepalive,slow-1-polled,leak-thread,leak-pool
 run_variant() {
     local mode=$1 v=$2 fixed=$3 applied=$4 out=$5 only=${6:-} dir=results/hostile/$1/$2 server args=()
     mkdir -p "$dir"
@@ -102,10 +106,7 @@ run_variant() {
     asan) args+=(--slow 3 --conns 300 --light) ;;
     tsan) args+=(--slow 5 --conns 200 --light) ;;
     valgrind)
-        # A subset: every kind of input once (each case is a server start
-        # and stop under valgrind).
-        # shellcheck disable=SC2054 # one comma list for --cases
-        ((${#cases[@]})) || args+=(--cases start-garbage,start-ftp,start-crlf-100,bare-lf,cr-at-buffer-edge,header-32769,headers-257,cl-int64-max,te-chunked-and-cl,cl-duplicate-differ,body-short-eof,body-short-close,body-short-stall,overrun-then-serve,pipeline-3,pipeline-1000-echo,rst-mid-response,half-close,max-live-4,sigterm-keepalive,slow-1-polled,leak-thread,leak-pool)
+        ((${#cases[@]})) || [[ -n $only ]] || args+=(--cases "$VALGRIND_CASES")
         args+=(--slow 20 --conns 100 --light
                --launcher valgrind --launcher --quiet --launcher --error-exitcode=99
                --launcher --leak-check=full --launcher --errors-for-leak-kinds=definite) ;;
@@ -182,14 +183,15 @@ for mode in "${modes[@]}"; do
         dir=results/hostile/$mode/$v
         rm -rf "$dir"
         mkdir -p "$dir"
-        # Shards: the sanitizer modes run few variants whose cases mostly
+        # Shards: the sanitizer and valgrind modes run few variants whose cases mostly
         # wait (their time-outs scaled by --slow), one after another; the
         # cases of a variant are dealt round the shards, each a build/hostile
         # run of its own beside the others.  Each case still runs once.
         shards=()
-        if [[ $mode == asan || $mode == tsan ]] && ((${#cases[@]} == 0 && SHARDS > 1)) &&
+        if [[ $mode == asan || $mode == tsan || $mode == valgrind ]] && ((${#cases[@]} == 0 && SHARDS > 1)) &&
            [[ -x $snap/$mode/$v/server-min ]]; then
-            mapfile -t shards < <("$snap/hostile" --server "$snap/$mode/$v/server-min" --list |
+            mapfile -t shards < <(if [[ $mode == valgrind ]]; then tr , '\n' <<< "$VALGRIND_CASES"
+                                  else "$snap/hostile" --server "$snap/$mode/$v/server-min" --list; fi |
                 awk -v n="$SHARDS" '{ s[(NR - 1) % n] = s[(NR - 1) % n] (s[(NR - 1) % n] == "" ? "" : ",") $1 }
                                     END { for (k = 0; k < n; k++) if (s[k] != "") print s[k] }')
         fi
