@@ -91,12 +91,12 @@ server_of() {
     esac
 }
 
-# run_variant MODE VARIANT FIXED APPLIED OUT [CASES]: one build/hostile run
-# (of the comma list CASES only, if given) into results/hostile/MODE/VARIANT/,
-# its output in OUT.
 # valgrind's subset: every kind of input once (each case is a server start
 # and stop under valgrind).
 VALGRIND_CASES=start-garbage,start-ftp,start-crlf-100,bare-lf,cr-at-buffer-edge,header-32769,headers-257,cl-int64-max,te-chunked-and-cl,cl-duplicate-differ,body-short-eof,body-short-close,body-short-stall,overrun-then-serve,pipeline-3,pipeline-1000-echo,rst-mid-response,half-close,max-live-4,sigterm-keepalive,slow-1-polled,leak-thread,leak-pool
+# run_variant MODE VARIANT FIXED APPLIED OUT [CASES]: one build/hostile run
+# (of the comma list CASES only, if given) into results/hostile/MODE/VARIANT/,
+# its output in OUT.
 run_variant() {
     local mode=$1 v=$2 fixed=$3 applied=$4 out=$5 only=${6:-} dir=results/hostile/$1/$2 server args=()
     mkdir -p "$dir"
@@ -183,10 +183,11 @@ for mode in "${modes[@]}"; do
         dir=results/hostile/$mode/$v
         rm -rf "$dir"
         mkdir -p "$dir"
-        # Shards: the sanitizer and valgrind modes run few variants whose cases mostly
-        # wait (their time-outs scaled by --slow), one after another; the
-        # cases of a variant are dealt round the shards, each a build/hostile
-        # run of its own beside the others.  Each case still runs once.
+        # Shards: the sanitizer and valgrind modes run few variants whose
+        # cases mostly wait (their time-outs scaled by --slow), one after
+        # another; the cases of a variant are dealt round the shards, each a
+        # build/hostile run of its own beside the others.  Each case still
+        # runs once.
         shards=()
         if [[ $mode == asan || $mode == tsan || $mode == valgrind ]] && ((${#cases[@]} == 0 && SHARDS > 1)) &&
            [[ -x $snap/$mode/$v/server-min ]]; then

@@ -29,7 +29,8 @@
 # Builds are cached in build/fpcunit/<platform>/<set>/ (a fixture's in
 # build/fpcunit/<platform>/<fixture>/<set>/), keyed on the toolchain's stamp,
 # the Pascal series, the fixtures, these sources and build.sh; the orders
-# of every set run side by side, each its own processes (and Wine prefix).  Needs build/fpc-trunk (make fpc-trunk; win64: make
+# of every set run side by side, each in processes (and a Wine prefix) of
+# its own.  Needs build/fpc-trunk (make fpc-trunk; win64: make
 # fpc-trunk-win64) and, for win64, Wine; what is missing is a SKIP.
 # Exit: 0 passed, 1 a check failed, 4 skipped (no toolchain).
 set -uo pipefail
