@@ -92,17 +92,28 @@ kit_mktemp() {
     printf -v "$1" %s "$d"
 }
 
+# our_child PID: PID is a process of this shell (or of the subshell asking)
+# that has not been reaped.  A reaped PID may since belong to anyone: a
+# suite step's exit once sent SIGTERM, by a recorded PID of a variant run it
+# had long reaped, to another step's compiler (c40).
+our_child() {
+    local stat ppid
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    ppid=${stat##*) }; ppid=${ppid#* }; ppid=${ppid%% *}
+    [[ $ppid == "$$" || $ppid == "$BASHPID" ]]
+}
+
 # stop_pid PID [SIGNAL]: signal one PID we started and wait for it (polled,
-# bounded: 5 s, then KILL and say so).
+# bounded: 5 s, then KILL and say so); nothing if it is no longer our child.
 stop_pid() {
     local pid=$1 sig=${2:-TERM} i
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+    our_child "$pid" || { wait "$pid" 2>/dev/null; return 0; }
     kill -s "$sig" "$pid" 2>/dev/null
     for ((i = 0; i < 100; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
+        our_child "$pid" || break
         sleep 0.05
     done
-    if kill -0 "$pid" 2>/dev/null; then
+    if our_child "$pid"; then
         note "PID $pid ignored SIG$sig for 5 s; sending KILL"
         kill -s KILL "$pid" 2>/dev/null
     fi
