@@ -185,10 +185,10 @@ step_integration() {
 }
 
 # One pass per sanitizer over the same scenarios: unit and integration for
-# stock and all (the hook tests also use forward-allow-connect).  CPU-bound, so niced: the timing-based steps
-# beside them (matrix, clients) get the CPU first.  The hostile corpus is
-# a step of its own (asan-hostile, tsan-hostile) that starts once the
-# matrix has ended, as every step that measures time.  (Its drip case was
+# stock and all (the hook tests also use forward-allow-connect).  Niced, as
+# they run beside the matrix: its timing verdicts get the CPU first.  The
+# hostile corpus is a step of its own (asan-hostile, tsan-hostile) that
+# starts once the matrix has ended, as every step that measures time.  (Its drip case was
 # cut in three clean-clone CI runs, beside the matrix and after it: the
 # client's pace was scaled by --slow and the server's read time-out was
 # not, a gap of half the time-out under TSan; tests/hostile/server.c now

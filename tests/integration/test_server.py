@@ -272,6 +272,11 @@ MATRIX_COVERED = {"test_stock_reproduces_every_defect", "test_forward_allow_conn
 SUMMARY = re.compile(r"(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$")
 
 
+def summary(passed: int, failed: int, skipped: int) -> None:
+    """The last line, the one SUMMARY reads back from a --only process."""
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+
+
 def side_by_side(names: list[str], jobs: int) -> int:
     """Each test in a process of its own (--only NAME), JOBS at a time: the
     tests mostly wait on their servers (under TSan the quick set took 68 s
@@ -295,7 +300,7 @@ def side_by_side(names: list[str], jobs: int) -> int:
             failed += 1
             print(f"TEST: {kit.SERVER_BUILD.name} {name} [FAIL] its process exited {r.returncode} "
                   "without a summary", flush=True)
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    summary(passed, failed, skipped)
     return 1 if failed else 0
 
 
@@ -360,7 +365,7 @@ def main() -> int:
         print(f"# the servers' logs: {TMP}", flush=True)
     else:
         shutil.rmtree(TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    summary(passed, failed, skipped)
     return 1 if failed else 0
 
 
