@@ -121,6 +121,35 @@ def test_set_tcp_nodelay_fixes_b3():
               f"nodelay {v.data['tcp_nodelay_per_connection']}")
 
 
+def _loaded_compare(row, outdir, tag):
+    """b3_compare's dict as a loaded machine gave it in c40 (real trunk +
+    all, six suite steps at once): reused requests 16x the controls on one
+    proven connection."""
+    ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
+          "reused": True}
+    return {"ka": ka, "ratio_p50": 16.1, "reused_p50_us": 1610, "first_us": 200,
+            "fresh_p50_us": 100, "idle_gap_rest_p50_us": 100, "server_conn_ids": [1]}
+
+
+def test_b3_medians_checked_against_strace():
+    """Medians that say stalled are not enough where strace shows that no
+    stall can happen (TCP_NODELAY on every connection): "inconclusive",
+    never "reproduced"; on stock (Nagle on, two writes a response) the same
+    medians still mean reproduced.  The servers and strace are real; only
+    the medians are the loaded machine's."""
+    if not kit.have_strace():
+        raise Skip("no strace")
+    real = kit.b3_compare
+    kit.b3_compare = _loaded_compare
+    try:
+        nd = kit.measure_b3(row("set-tcp-nodelay"), TMP / "b3-loaded-nd", True)
+        st = kit.measure_b3(row("stock"), TMP / "b3-loaded-stock", True)
+    finally:
+        kit.b3_compare = real
+    check(nd.state == "inconclusive" and "so no stall" in nd.figure, f"set-tcp-nodelay: {nd.state}: {nd.figure}")
+    check(st.state == "reproduced", f"stock: {st.state}: {st.figure}")
+
+
 def test_announce_close_fixes_b4():
     _fixes("announce-close", "B4")
 
