@@ -1061,7 +1061,7 @@ B11_HIDDEN = "GET /ping HTTP/1.1\r\nHost: kit\r\n\r\n"
 B11_PROBES = (
     ("te-chunked", "Transfer-Encoding: chunked\r\n",
      f"{len(B11_HIDDEN):x}\r\n{B11_HIDDEN}\r\n0\r\n\r\n"),
-    ("te-chunked-and-cl", f"Transfer-Encoding: chunked\r\nContent-Length: 4\r\n",
+    ("te-chunked-and-cl", "Transfer-Encoding: chunked\r\nContent-Length: 4\r\n",
      f"{len(B11_HIDDEN):x}\r\n{B11_HIDDEN}\r\n0\r\n\r\n"),
     ("cl-duplicate-differ", f"Content-Length: {len(B11_HIDDEN)}\r\nContent-Length: 0\r\n", B11_HIDDEN),
     ("cl-space-before-colon", f"Content-Length : {len(B11_HIDDEN)}\r\n", B11_HIDDEN),
