@@ -221,42 +221,92 @@ int tc_local_port(int fd)
     return -1;
 }
 
-/* One sock_diag dump of a family's TCP listeners (the kernel filters by
- * state, so the answer is a few sockets however many connections exist):
- * the summed accept queues on the port, -1 if none or no answer. */
-static long listen_queue_family(int family, int port)
+/* One sock_diag request on a fresh netlink socket: each inet_diag_msg of
+ * the answer is handed to each(m, arg).  The number of messages, -1 when
+ * no answer came (an exact lookup of a socket that is gone answers ENOENT:
+ * 0 messages). */
+static int diag_each(const void *req, size_t len, void (*each)(const struct inet_diag_msg *, void *), void *arg)
 {
     int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (fd < 0)
         return -1;
-    struct {
-        struct nlmsghdr nlh;
-        struct inet_diag_req_v2 r;
-    } req = {.nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-             .r = {.sdiag_family = (__u8)family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = 1u << 10 /* TCP_LISTEN */}};
-    long sum = -1;
+    int count = -1;
     ssize_t n;
-    while ((n = send(fd, &req, sizeof req, 0)) < 0 && errno == EINTR) {
+    while ((n = send(fd, req, len, 0)) < 0 && errno == EINTR) {
     }
-    for (int done = n != (ssize_t)sizeof req; !done;) {
+    for (int done = n != (ssize_t)len; !done;) {
         char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
         n = recv(fd, buf, sizeof buf, 0);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
             break;
+        if (count < 0)
+            count = 0;
         for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
             if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
                 done = 1;
                 break;
             }
-            const struct inet_diag_msg *m = NLMSG_DATA(h);
-            if (ntohs(m->id.idiag_sport) == port)
-                sum = (sum < 0 ? 0 : sum) + (long)m->idiag_rqueue;
+            each(NLMSG_DATA(h), arg);
+            count++;
+            if (!(h->nlmsg_flags & NLM_F_MULTI))
+                done = 1;
         }
     }
     close(fd);
-    return sum;
+    return count;
+}
+
+struct listen_sum {
+    int port;
+    long sum;
+};
+
+static void add_listen_queue(const struct inet_diag_msg *m, void *arg)
+{
+    struct listen_sum *q = arg;
+    if (ntohs(m->id.idiag_sport) == q->port)
+        q->sum = (q->sum < 0 ? 0 : q->sum) + (long)m->idiag_rqueue;
+}
+
+/* One sock_diag dump of a family's TCP listeners (the kernel filters by
+ * state, so the answer is a few sockets however many connections exist):
+ * the summed accept queues on the port, -1 if none or no answer. */
+static long listen_queue_family(int family, int port)
+{
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req = {.nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+             .r = {.sdiag_family = (__u8)family, .sdiag_protocol = IPPROTO_TCP, .idiag_states = 1u << 10 /* TCP_LISTEN */}};
+    struct listen_sum q = {port, -1};
+    diag_each(&req, sizeof req, add_listen_queue, &q);
+    return q.sum;
+}
+
+static void copy_msg(const struct inet_diag_msg *m, void *arg)
+{
+    *(struct inet_diag_msg *)arg = *m;
+}
+
+long tc_peer_rqueue(int local_port, int remote_port, int *state)
+{
+    /* No NLM_F_DUMP: the kernel looks the 4-tuple up in its hash tables. */
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 r;
+    } req = {.nlh = {.nlmsg_len = sizeof req, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST},
+             .r = {.sdiag_family = AF_INET, .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
+                   .id = {.idiag_sport = htons((uint16_t)local_port), .idiag_dport = htons((uint16_t)remote_port),
+                          .idiag_src = {htonl(INADDR_LOOPBACK)}, .idiag_dst = {htonl(INADDR_LOOPBACK)},
+                          .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}}};
+    struct inet_diag_msg m;
+    if (diag_each(&req, sizeof req, copy_msg, &m) != 1)
+        return -1;
+    if (state)
+        *state = m.idiag_state;
+    return (long)m.idiag_rqueue;
 }
 
 long tc_listen_queue(int port)

@@ -75,6 +75,15 @@ int tc_local_port(int fd); /* -1 if unknown */
  * same host can wait until the server took every connection before it
  * judges what the server does with them. */
 long tc_listen_queue(int port);
+
+/* The socket on this host at 127.0.0.1:local_port connected to
+ * 127.0.0.1:remote_port (a server's end of a client's connection, from the
+ * client's side): the bytes it has received and not read yet (its Recv-Q)
+ * and, when state is not NULL, its TCP state (TCP_ESTABLISHED,
+ * TCP_CLOSE_WAIT ...).  -1 when there is no such socket.  One exact
+ * sock_diag lookup, whatever the number of sockets: a poll that read
+ * /proc/net/tcp walked and formatted every socket of the host each time. */
+long tc_peer_rqueue(int local_port, int remote_port, int *state);
 void tc_close(int fd);     /* close, ignoring EINTR (Linux frees the fd anyway) */
 
 #endif

@@ -305,6 +305,53 @@ static void t_listen_queue(void)
     CU_ASSERT_EQUAL(tc_listen_queue(port), -1);
 }
 
+/* tc_peer_rqueue once it reads want (and *st, when st_want >= 0), polled
+ * for up to 2 s: loopback delivers in the sender's call, or in ksoftirqd
+ * on a loaded machine.  The last value read (-2: the value, not the state). */
+static long peer_rqueue_when(int lport, int rport, long want, int st_want)
+{
+    int64_t end = tc_now_us() + 2000000;
+    for (;;) {
+        int st = -1;
+        long q = tc_peer_rqueue(lport, rport, &st);
+        if ((q == want && (st_want < 0 || st == st_want)) || tc_now_us() >= end)
+            return q == want && st_want >= 0 && st != st_want ? -2 : q;
+        tc_sleep_until_us(tc_now_us() + 1000);
+    }
+}
+
+static void t_peer_rqueue(void)
+{
+    /* A server's end of a real connection, seen from the client: what it
+     * holds unread, then CLOSE_WAIT once the client closes, then gone. */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 8) == 0);
+    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&a, &al) == 0);
+    int port = ntohs(a.sin_port), c;
+    char ps[16], msg[128], buf[16];
+    size_t sent;
+    int err;
+    snprintf(ps, sizeof ps, "%d", port);
+    CU_ASSERT_FATAL(tc_connect("127.0.0.1", ps, tc_now_us() + 2000000, &c, msg, sizeof msg) == TC_CONN_OK);
+    int sfd = accept(lfd, NULL, NULL), cport = tc_local_port(c);
+    CU_ASSERT_FATAL(sfd >= 0);
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, 0, 1 /* TCP_ESTABLISHED */), 0);
+    CU_ASSERT_EQUAL(tc_send_all(c, "0123456789", 10, tc_now_us() + 2000000, &sent, NULL, &err), TC_IO_OK);
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, 10, 1), 10);
+    CU_ASSERT_EQUAL(read(sfd, buf, 4), 4);
+    CU_ASSERT_EQUAL(tc_peer_rqueue(port, cport, NULL), 6);
+    tc_close(c);
+    /* The FIN takes a sequence number too, as in /proc/net/tcp's rx_queue
+     * (the same rcv_nxt - copied_seq). */
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, 7, 8 /* TCP_CLOSE_WAIT */), 7);
+    close(sfd);
+    close(lfd);
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, -1, -1), -1);
+    CU_ASSERT_EQUAL(tc_peer_rqueue(port, port, NULL), -1);
+}
+
 static void t_die(void)
 {
     int p[2];
@@ -351,6 +398,7 @@ int main(void)
     CU_pSuite c = CU_add_suite("tcpclient", NULL, NULL);
     CU_add_test(c, "loopback", t_client);
     CU_add_test(c, "listen_queue", t_listen_queue);
+    CU_add_test(c, "peer_rqueue", t_peer_rqueue);
     CU_pSuite u = CU_add_suite("util", NULL, NULL);
     CU_add_test(u, "die", t_die);
     kjson_add_suite();

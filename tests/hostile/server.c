@@ -422,30 +422,20 @@ long srv_proc_kib(pid_t pid, const char *field)
     return v;
 }
 
-/* The Recv-Q of the socket in /proc/net/tcp with local port lport_want and
- * remote port rport_want, and its state (st, TCP_ESTABLISHED ...) when
- * state is not NULL; -1 if there is no such socket.  (A listener's accept
- * queue: tc_listen_queue, common/tcpclient.c.) */
+/* The Recv-Q of the server's socket with local port lport_want and remote
+ * port rport_want (both ends on 127.0.0.1: the driver connects there only,
+ * client.c and cases.c), and its state (TCP_ESTABLISHED ...) when state is
+ * not NULL; -1 if there is no such socket.  One sock_diag lookup
+ * (tc_peer_rqueue), not /proc/net/tcp: that lists every socket of the host,
+ * and srv_wait_consumed polls every 2 ms.  (A listener's accept queue:
+ * tc_listen_queue, common/tcpclient.c.) */
 static long srv_proc_tcp(int lport_want, int rport_want, unsigned *state)
 {
-    FILE *f = fopen("/proc/net/tcp", "r");
-    char line[512];
-    long q = -1;
+    int st = 0;
+    long q = tc_peer_rqueue(lport_want, rport_want, &st);
 
-    if (!f)
-        return -1;
-    while (q < 0 && fgets(line, sizeof line, f)) {
-        unsigned lport, rport, st;
-        unsigned long txq, rxq;
-
-        if (sscanf(line, " %*d: %*x:%x %*x:%x %x %lx:%lx", &lport, &rport, &st, &txq, &rxq) == 5 &&
-            (int)lport == lport_want && (int)rport == rport_want) {
-            q = (long)rxq;
-            if (state)
-                *state = st;
-        }
-    }
-    fclose(f);
+    if (q >= 0 && state)
+        *state = (unsigned)st;
     return q;
 }
 
@@ -459,8 +449,8 @@ int srv_closed_its_end(int server_port, int client_port)
 }
 
 /* Bytes the server has not read yet on its end of our connection (the
- * Recv-Q of the socket with local port server_port and remote port
- * client_port in /proc/net/tcp), -1 if there is no such socket.  Lets a
+ * Recv-Q of its socket with local port server_port and remote port
+ * client_port), -1 if there is no such socket.  Lets a
  * case wait until the server has consumed what it sent, instead of sleeping. */
 long srv_unread(int server_port, int client_port)
 {
