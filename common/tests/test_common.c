@@ -282,17 +282,31 @@ static void t_client(void)
     CU_ASSERT(tc_raise_nofile() >= 1024);
 }
 
-static void t_listen_queue(void)
+/* A listener on 127.0.0.1 at a port the kernel picks: its fd, the port
+ * in *port and, as text, in ps (16 bytes).  -1 if it could not be made. */
+static int loopback_listener(int *port, char *ps)
 {
-    /* A real listener with two finished handshakes nobody accepted. */
     int lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof a;
-    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 8) == 0);
-    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&a, &al) == 0);
-    int port = ntohs(a.sin_port), c[2];
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 8) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&a, &al) != 0) {
+        if (lfd >= 0)
+            close(lfd);
+        return -1;
+    }
+    *port = ntohs(a.sin_port);
+    snprintf(ps, 16, "%d", *port);
+    return lfd;
+}
+
+static void t_listen_queue(void)
+{
+    /* A real listener with two finished handshakes nobody accepted. */
+    int port, c[2];
     char ps[16], msg[128];
-    snprintf(ps, sizeof ps, "%d", port);
+    int lfd = loopback_listener(&port, ps);
+    CU_ASSERT_FATAL(lfd >= 0);
     CU_ASSERT_EQUAL(tc_listen_queue(port), 0);
     for (int i = 0; i < 2; i++)
         CU_ASSERT_EQUAL(tc_connect("127.0.0.1", ps, tc_now_us() + 2000000, &c[i], msg, sizeof msg), TC_CONN_OK);
@@ -324,16 +338,12 @@ static void t_peer_rqueue(void)
 {
     /* A server's end of a real connection, seen from the client: what it
      * holds unread, then CLOSE_WAIT once the client closes, then gone. */
-    int lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof a;
-    CU_ASSERT_FATAL(bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 8) == 0);
-    CU_ASSERT_FATAL(getsockname(lfd, (struct sockaddr *)&a, &al) == 0);
-    int port = ntohs(a.sin_port), c;
+    int port, c;
     char ps[16], msg[128], buf[16];
     size_t sent;
     int err;
-    snprintf(ps, sizeof ps, "%d", port);
+    int lfd = loopback_listener(&port, ps);
+    CU_ASSERT_FATAL(lfd >= 0);
     CU_ASSERT_FATAL(tc_connect("127.0.0.1", ps, tc_now_us() + 2000000, &c, msg, sizeof msg) == TC_CONN_OK);
     int sfd = accept(lfd, NULL, NULL), cport = tc_local_port(c);
     CU_ASSERT_FATAL(sfd >= 0);
