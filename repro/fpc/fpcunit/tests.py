@@ -13,7 +13,13 @@ which defect fixed, and what each asserts).
         fixes, must pass; every other test must fail with a message naming
         what went wrong (tests.json "stock_says"); a test ignored where
         tests.json says it does not apply ("not_on") is a SKIP with the
-        program's reason.  Exit 1 if a line is FAIL.
+        program's reason.  Exit 1 if a line is FAIL.  A test that run.sh
+        made again by itself (XML.again/NAME.xml) is judged by that run.
+    tests.py unmeasured XML
+        the tests of a result that failed saying they measured nothing
+        (their own validity check: run.sh makes each again by itself)
+    tests.py selftest     that check and the judging of a second run, on
+                          two small results
     tests.py fixture XML PLATFORM FIXTURE SET [EXIT]
         the hazard tests FIXTURE (a patch under tests/hazards/) must fail,
         in SET with the fixture for the patch it replaces, naming what went
@@ -67,6 +73,53 @@ def results(xml_path: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+# What a test's own validity check fails with when the run could not
+# measure (TestRequestHeadHasADeadline: its client stalled half the read
+# time-out between two pieces in each try): run.sh makes such a test again.
+UNMEASURED = "measured nothing"
+
+
+def unmeasured(xml_path: str) -> list[str]:
+    """The tests of a result that failed saying they measured nothing."""
+    return [n for n, (result, msg) in results(xml_path).items()
+            if result == "Failed" and UNMEASURED in msg]
+
+
+def remade(xml_path: str, got: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """The results of XML_PATH.again/ (run.sh's second runs) in place of the
+    first ones in got; the first runs' messages, by test name."""
+    again = Path(str(xml_path).rstrip("/") + ".again")
+    first = {}
+    if again.is_dir():
+        for name, res in results(str(again)).items():
+            first[name] = got.get(name, ("", "did not run"))[1]
+            got[name] = res
+    return first
+
+
+def selftest() -> int:
+    """unmeasured and remade on two small results: a first run whose test
+    measured nothing, a second run by itself that passed."""
+    import tempfile
+    def xml(result: str, msg: str) -> str:
+        body = f"<Message>{SPEC['suite']}.T: {msg}</Message>" if msg else ""
+        return (f'<?xml version="1.0"?><TestResults><TestListing><Test Name="T" Result="{result}">'
+                f"{body}</Test><Test Name=\"U\" Result=\"OK\"/></TestListing></TestResults>")
+    with tempfile.TemporaryDirectory() as d:
+        first = Path(d, "r.xml")
+        first.write_text(xml("Failed", f"stalled 553 ms: the drip {UNMEASURED}"))
+        found = unmeasured(str(first))
+        Path(d, "r.xml.again").mkdir()
+        Path(d, "r.xml.again", "T.xml").write_text(xml("OK", ""))
+        got = results(str(first))
+        firsts = remade(str(first), got)
+    ok = (found == ["T"] and got["T"] == ("OK", "") and got["U"][0] == "OK"
+          and UNMEASURED in firsts.get("T", ""))
+    print(f"TEST: fpcunit a test that measured nothing is judged by its second run "
+          f"[{' OK ' if ok else 'FAIL'}]" + ("" if ok else f" unmeasured {found}, judged {got}, first {firsts}"))
+    return 0 if ok else 1
+
+
 def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str = "?",
           fixed: str | None = None) -> int:
     label = f"fpcunit {platform} {variant} {order}"
@@ -75,6 +128,7 @@ def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str
     fixed_set = set(fixed.split())
     try:
         got = results(xml_path)
+        first = remade(xml_path, got)
     except (OSError, ET.ParseError) as e:
         print(f"TEST: {label} [FAIL] no XML result (program exit {exit_code}): {e}")
         return 1
@@ -85,6 +139,8 @@ def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str
     for bn, needs, d in ENTRIES:
         name = d["test"]
         line = f"TEST: {label} {name}"
+        if name in first:
+            print(f"# {label} {name}: made again by itself; the first run: {first[name]}")
         if name not in got:
             print(f"{line} [FAIL] {bn}: did not run (program exit {exit_code})")
             failed = 1
@@ -218,6 +274,11 @@ def main(argv: list[str]) -> int:
         return judge(*argv[1:7])
     if len(argv) >= 5 and argv[0] == "fixture":
         return judge_fixture(*argv[1:6])
+    if argv == ["selftest"]:
+        return selftest()
+    if len(argv) == 2 and argv[0] == "unmeasured":
+        print("\n".join(unmeasured(argv[1])))
+        return 0
     if argv == ["fixtures"]:
         for f, patch, repl, sets, name in fixtures():
             print(f, patch, repl, name, *sets)
