@@ -80,9 +80,13 @@ UNMEASURED = "measured nothing"
 
 
 def unmeasured(xml_path: str) -> list[str]:
-    """The tests of a result that failed saying they measured nothing."""
-    return [n for n, (result, msg) in results(xml_path).items()
-            if result == "Failed" and UNMEASURED in msg]
+    """The tests of a result that failed saying they measured nothing (none
+    when there is no readable result: judge reports that)."""
+    try:
+        got = results(xml_path)
+    except (OSError, ET.ParseError):
+        return []
+    return [n for n, (result, msg) in got.items() if result == "Failed" and UNMEASURED in msg]
 
 
 def remade(xml_path: str, got: dict[str, tuple[str, str]]) -> dict[str, str]:
