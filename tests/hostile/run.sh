@@ -73,7 +73,7 @@ for v in picked or names:
 EOF
 }
 
-make -s build/hostile || exit 1
+make -s build/hostile build/exit-server || exit 1
 kit_mktemp snap
 cp build/hostile "$snap/" || exit 1
 for mode in "${modes[@]}"; do
@@ -146,6 +146,32 @@ reap() {
     failed=$((failed + $(grep -c '^TEST: .*\[FAIL\]' "$out")))
     skipped=$((skipped + $(grep -c '^TEST: .*\[SKIP\]' "$out")))
 }
+
+# The driver's own stop (srv_stop), on a stand-in server
+# (tests/hostile/fake/exit_server.c): one whose exit the kernel finishes
+# 2 s late (a thread waits in vfork, as c47's servers' waited in
+# exit_mmap after they had exited) passes; one whose main thread left
+# while another sleeps in user space still needs SIGKILL.
+driver_check() {
+    local slow hang
+    slow=$(EXIT_SERVER=slow "$snap/hostile" --server build/exit-server --cases start-garbage 2>&1) &&
+        grep -q 'the kernel took' <<< "$slow"
+    if (($? == 0)); then
+        echo "TEST: hostile driver: a server torn down late after its exit passes [ OK ] $(grep -o 'the kernel took [0-9]* ms more' <<< "$slow")"
+    else
+        echo "TEST: hostile driver: a server torn down late after its exit passes [FAIL] $(grep -m1 '^TEST:' <<< "$slow")"
+    fi
+    hang=$(EXIT_SERVER=hang "$snap/hostile" --server build/exit-server --cases start-garbage 2>&1)
+    if grep -q '^TEST: .*\[FAIL\] server needed SIGKILL' <<< "$hang"; then
+        echo "TEST: hostile driver: a server that never exits needs SIGKILL [ OK ]"
+    else
+        echo "TEST: hostile driver: a server that never exits needs SIGKILL [FAIL] $(grep -m1 '^TEST:' <<< "$hang")"
+    fi
+}
+if [[ " ${modes[*]} " == *" plain "* ]]; then
+    driver_check > "$snap/driver.out" 2>&1 &
+    pid_of[$!]=$snap/driver.out
+fi
 
 for mode in "${modes[@]}"; do
     kind=c

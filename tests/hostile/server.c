@@ -21,6 +21,9 @@
 
 /* How long a server may take to exit after SIGTERM (scaled by --slow). */
 #define STOP_MS 3000
+/* How long a server that has exited may take to be torn down by the
+ * kernel (srv_exiting): a bound only. */
+#define TEARDOWN_MS 30000
 
 int srv_reap(struct srv *s, int block)
 {
@@ -291,6 +294,54 @@ static void srv_where(pid_t pid, char *where, size_t cap)
     }
 }
 
+/* One thread's state letter from /proc/PID/task/TID/stat ('R', 'S', 'D',
+ * 'Z' ...), 0 if unknown. */
+static char thread_state(pid_t pid, const char *tid)
+{
+    char p[96], buf[512], *e;
+    FILE *f;
+    size_t n;
+
+    snprintf(p, sizeof p, "/proc/%d/task/%.16s/stat", (int)pid, tid);
+    if (!(f = fopen(p, "r")))
+        return 0;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return (e = strrchr(buf, ')')) && e[1] == ' ' ? e[2] : 0;
+}
+
+/* Has the server exited, with only the kernel's teardown left: its main
+ * thread a zombie and every other thread in uninterruptible sleep (the
+ * exit path) or gone?  (c47: seven servers that had caught SIGTERM and
+ * exited each had a thread blocked over 3 s in exit_mmap, wchan
+ * unlink_file_vma_batch_process, waiting for a lock held elsewhere on the
+ * host.)  A main thread gone while another runs or waits in user space
+ * is no exit: that server still hangs. */
+static int srv_exiting(pid_t pid)
+{
+    char p[64];
+    DIR *d;
+    struct dirent *e;
+    int ok = 1;
+    char lead;
+
+    snprintf(p, sizeof p, "%d", (int)pid);
+    lead = thread_state(pid, p);
+    if (lead != 'Z' && lead != 'X')
+        return 0;
+    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+    if (!(d = opendir(p)))
+        return 0;
+    while (ok && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            char st = thread_state(pid, e->d_name);
+            ok = st == 'D' || st == 'Z' || st == 'X' || st == 0;
+        }
+    closedir(d);
+    return ok;
+}
+
 /* SIGTERM's bit in the main thread's masks (/proc/PID/status): pending to
  * the thread, pending to the process, blocked, caught.  A server that
  * ignored SIGTERM says here whether it ever saw it. */
@@ -325,13 +376,24 @@ void srv_stop(struct srv *s, char *why, size_t whycap, long long *ms)
      * accept() never told). */
     if (!s->reaped && syscall(SYS_tgkill, s->pid, s->pid, SIGTERM) != 0)
         kill(s->pid, SIGTERM);
-    if (!srv_wait(s, STOP_MS * opt.slow)) {
-        char where[480], sig[128];
+    int exiting = !srv_wait(s, STOP_MS * opt.slow) && srv_exiting(s->pid);
 
+    if (exiting) {
+        int64_t t1 = tc_now_us();
+
+        if (srv_wait(s, TEARDOWN_MS))
+            fprintf(stderr, "hostile: server %d exited on SIGTERM; the kernel took %lld ms more "
+                    "to tear it down\n", (int)s->pid, (long long)((tc_now_us() - t1) / 1000));
+    }
+    if (!s->reaped) {
+        char where[480], sig[128], late[64] = "";
+
+        if (exiting)
+            snprintf(late, sizeof late, " (exited, then not torn down in %d ms more)", TEARDOWN_MS);
         srv_sigterm_state(s->pid, sig, sizeof sig);
         srv_where(s->pid, where, sizeof where);
-        snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM:%s%s",
-                 STOP_MS * opt.slow, sig, where);
+        snprintf(why, whycap, "server needed SIGKILL: not gone %d ms after SIGTERM%s:%s%s",
+                 STOP_MS * opt.slow, late, sig, where);
         kill(s->pid, SIGKILL);
         srv_reap(s, 1);
     } else {
