@@ -225,24 +225,54 @@ int srv_start(struct srv *s, const char *casename, const char *const *flags, cha
     return -1;
 }
 
-/* CPU ticks (utime + stime) of one thread, -1 if unknown. */
-static long thread_ticks(pid_t pid, const char *tid)
+/* The fields of /proc/PID/task/TID/stat after the ") " that ends the
+ * thread's name, its state letter first, in buf; NULL if unreadable. */
+static const char *task_stat(pid_t pid, const char *tid, char *buf, size_t cap)
 {
-    char p[96], buf[1024], *e;
-    unsigned long ut, st;
+    char p[96];
+    const char *e;
     FILE *f;
     size_t n;
 
     snprintf(p, sizeof p, "/proc/%d/task/%.16s/stat", (int)pid, tid);
     if (!(f = fopen(p, "r")))
-        return -1;
-    n = fread(buf, 1, sizeof buf - 1, f);
+        return NULL;
+    n = fread(buf, 1, cap - 1, f);
     fclose(f);
     buf[n] = '\0';
-    /* Fields after the ")" that ends the name: state is the 1st, utime the
-     * 12th, stime the 13th. */
-    if (!(e = strrchr(buf, ')')) ||
-        sscanf(e + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+    return (e = strrchr(buf, ')')) && e[1] == ' ' ? e + 2 : NULL;
+}
+
+/* Whether every thread of pid is in a state ok() accepts (a thread gone
+ * between the listing and the read is accepted); gone if the process is. */
+static int all_threads(pid_t pid, int (*ok)(char), int gone)
+{
+    char p[64], buf[512];
+    DIR *d;
+    struct dirent *e;
+    int all = 1;
+
+    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
+    if (!(d = opendir(p)))
+        return gone;
+    while (all && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            const char *st = task_stat(pid, e->d_name, buf, sizeof buf);
+            all = ok(st ? st[0] : 0);
+        }
+    closedir(d);
+    return all;
+}
+
+/* CPU ticks (utime + stime) of one thread, -1 if unknown. */
+static long thread_ticks(pid_t pid, const char *tid)
+{
+    char buf[1024];
+    const char *e = task_stat(pid, tid, buf, sizeof buf);
+    unsigned long ut, st;
+
+    /* After the state: utime is the 12th field, stime the 13th. */
+    if (!e || sscanf(e, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
         return -1;
     return (long)(ut + st);
 }
@@ -294,21 +324,9 @@ static void srv_where(pid_t pid, char *where, size_t cap)
     }
 }
 
-/* One thread's state letter from /proc/PID/task/TID/stat ('R', 'S', 'D',
- * 'Z' ...), 0 if unknown. */
-static char thread_state(pid_t pid, const char *tid)
+static int in_exit_path(char st)
 {
-    char p[96], buf[512], *e;
-    FILE *f;
-    size_t n;
-
-    snprintf(p, sizeof p, "/proc/%d/task/%.16s/stat", (int)pid, tid);
-    if (!(f = fopen(p, "r")))
-        return 0;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return (e = strrchr(buf, ')')) && e[1] == ' ' ? e[2] : 0;
+    return st == 'D' || st == 'Z' || st == 'X' || st == 0;
 }
 
 /* Has the server exited, with only the kernel's teardown left: its main
@@ -320,26 +338,12 @@ static char thread_state(pid_t pid, const char *tid)
  * is no exit: that server still hangs. */
 static int srv_exiting(pid_t pid)
 {
-    char p[64];
-    DIR *d;
-    struct dirent *e;
-    int ok = 1;
-    char lead;
+    char tid[16], buf[512];
+    const char *lead;
 
-    snprintf(p, sizeof p, "%d", (int)pid);
-    lead = thread_state(pid, p);
-    if (lead != 'Z' && lead != 'X')
-        return 0;
-    snprintf(p, sizeof p, "/proc/%d/task", (int)pid);
-    if (!(d = opendir(p)))
-        return 0;
-    while (ok && (e = readdir(d)))
-        if (e->d_name[0] != '.') {
-            char st = thread_state(pid, e->d_name);
-            ok = st == 'D' || st == 'Z' || st == 'X' || st == 0;
-        }
-    closedir(d);
-    return ok;
+    snprintf(tid, sizeof tid, "%d", (int)pid);
+    lead = task_stat(pid, tid, buf, sizeof buf);
+    return lead && (lead[0] == 'Z' || lead[0] == 'X') && all_threads(pid, in_exit_path, 0);
 }
 
 /* SIGTERM's bit in the main thread's masks (/proc/PID/status): pending to
@@ -484,39 +488,26 @@ long srv_proc_kib(pid_t pid, const char *field)
     return v;
 }
 
-/* The Recv-Q of the server's socket with local port lport_want and remote
- * port rport_want (both ends on 127.0.0.1: the driver connects there only,
- * client.c and cases.c), and its state (TCP_ESTABLISHED ...) when state is
- * not NULL; -1 if there is no such socket.  One sock_diag lookup
- * (tc_peer_rqueue), not /proc/net/tcp: that lists every socket of the host,
- * and srv_wait_consumed polls every 2 ms.  (A listener's accept queue:
- * tc_listen_queue, common/tcpclient.c.) */
-static long srv_proc_tcp(int lport_want, int rport_want, unsigned *state)
-{
-    int st = 0;
-    long q = tc_peer_rqueue(lport_want, rport_want, &st);
-
-    if (q >= 0 && state)
-        *state = (unsigned)st;
-    return q;
-}
-
 /* Has the server closed its end of our connection from client_port (after
- * ours: its socket has left CLOSE_WAIT, or is gone)?  1 yes, 0 not yet. */
+ * ours: its socket has left CLOSE_WAIT, or is gone)?  1 yes, 0 not yet.
+ * The socket is looked up by sock_diag (tc_peer_rqueue), both ends on
+ * 127.0.0.1: the driver connects there only (client.c, cases.c). */
 int srv_closed_its_end(int server_port, int client_port)
 {
-    unsigned st = 0;
+    int st = 0;
 
-    return srv_proc_tcp(server_port, client_port, &st) < 0 || st != 0x08; /* TCP_CLOSE_WAIT */
+    return tc_peer_rqueue(server_port, client_port, &st) < 0 || st != 0x08; /* TCP_CLOSE_WAIT */
 }
 
 /* Bytes the server has not read yet on its end of our connection (the
  * Recv-Q of its socket with local port server_port and remote port
- * client_port), -1 if there is no such socket.  Lets a
- * case wait until the server has consumed what it sent, instead of sleeping. */
+ * client_port), -1 if there is no such socket.  Lets a case wait until the
+ * server has consumed what it sent, instead of sleeping.  One sock_diag
+ * lookup, not /proc/net/tcp: that lists every socket of the host, and
+ * srv_wait_consumed polls every 2 ms. */
 long srv_unread(int server_port, int client_port)
 {
-    return srv_proc_tcp(server_port, client_port, NULL);
+    return tc_peer_rqueue(server_port, client_port, NULL);
 }
 
 /* Wait until the server has read everything sent on fd, up to ms:
@@ -541,32 +532,14 @@ int srv_wait_consumed(const struct srv *s, int fd, int ms)
  * its silence is the scheduler's (a niced TSan build on a loaded machine
  * can take seconds to get to our request), not an outcome.  A connection
  * it does not accept or read leaves it settled.  1 settled, 0 not yet. */
+static int not_running(char st)
+{
+    return st != 'R';
+}
+
 int srv_settled(const struct srv *s)
 {
-    char p[64], st[512];
-    DIR *d;
-    struct dirent *e;
-    int busy = 0;
-
-    snprintf(p, sizeof p, "/proc/%d/task", (int)s->pid);
-    if (!(d = opendir(p)))
-        return 1; /* gone: nothing more will come */
-    while (!busy && (e = readdir(d))) {
-        char tp[128];
-        const char *q;
-        FILE *f;
-
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(tp, sizeof tp, "%s/%.32s/stat", p, e->d_name);
-        if (!(f = fopen(tp, "r")))
-            continue;
-        if (fgets(st, sizeof st, f) && (q = strrchr(st, ')')) && q[1] == ' ')
-            busy = q[2] == 'R';
-        fclose(f);
-    }
-    closedir(d);
-    return !busy;
+    return all_threads(s->pid, not_running, 1); /* gone: nothing more will come */
 }
 
 /* The server's fd per connection ID (1-based, accept order) from its log:
