@@ -333,17 +333,21 @@ def side_by_side(names: list[str], jobs: int) -> int:
     return 1 if failed else 0
 
 
+def take_option(argv: list[str], name: str) -> str | None:
+    """The value after NAME in argv, both taken out of it; None without NAME."""
+    if name not in argv:
+        return None
+    i = argv.index(name)
+    value = argv[i + 1]
+    del argv[i:i + 2]
+    return value
+
+
 def main() -> int:
     argv = sys.argv[1:]
-    only = jobs = None
-    if "--only" in argv:
-        i = argv.index("--only")
-        only = argv[i + 1]
-        del argv[i:i + 2]
-    if "--jobs" in argv:
-        i = argv.index("--jobs")
-        jobs = int(argv[i + 1])
-        del argv[i:i + 2]
+    only = take_option(argv, "--only")
+    jobs = take_option(argv, "--jobs")
+    jobs = int(jobs) if jobs else None
     args = [a for a in argv if not a.startswith("--")]
     quick = "--quick" in argv
     names = [n for n in globals() if n.startswith("test_")]

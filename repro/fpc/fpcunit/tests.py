@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -104,7 +105,6 @@ def remade(xml_path: str, got: dict[str, tuple[str, str]]) -> dict[str, str]:
 def selftest() -> int:
     """unmeasured and remade on two small results: a first run whose test
     measured nothing, a second run by itself that passed."""
-    import tempfile
     def xml(result: str, msg: str) -> str:
         body = f"<Message>{SPEC['suite']}.T: {msg}</Message>" if msg else ""
         return (f'<?xml version="1.0"?><TestResults><TestListing><Test Name="T" Result="{result}">'
