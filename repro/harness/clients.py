@@ -277,6 +277,16 @@ def h2load_set(binary: Path, s: str, out: Path, tag: str) -> dict:
     return r
 
 
+def undici_sets() -> list[str]:
+    """The sets undici runs against (B2: pipelining)."""
+    return ["stock", *kit.patchset.fixing("B2"), "all"]
+
+
+def model_variants() -> set[str]:
+    """Every model variant some client runs (--variants)."""
+    return {Path(b).parent.name for _, b, _, _ in SERVERS} | set(H2LOAD_SETS) | set(undici_sets())
+
+
 def undici_run(binary: Path, out: Path, tag: str) -> dict:
     """undici-pipeline.js against Horse's settings (pipelining needs a
     kept connection)."""
@@ -300,7 +310,7 @@ def undici_install() -> str | None:
 def load_clients(out: Path) -> dict:
     """Every h2load and undici run, side by side (two at a time)."""
     t0 = time.monotonic()
-    undici_sets = ["stock", *kit.patchset.fixing("B2"), "all"]
+    sets = undici_sets()
     jobs = {}
     with ThreadPoolExecutor(2) as ex:
         for tree, exe in load_trees():
@@ -310,7 +320,7 @@ def load_clients(out: Path) -> dict:
                                                           f"{tree}_{s}".replace(" ", "_"))
         why = undici_install()
         for tree, exe in load_trees():
-            for s in undici_sets:
+            for s in sets:
                 if exe(s) and not why:
                     jobs[("undici", tree, s)] = ex.submit(undici_run, exe(s), out,
                                                           f"{tree}_{s}".replace(" ", "_"))
@@ -319,8 +329,8 @@ def load_clients(out: Path) -> dict:
     for (client, tree, s), f in jobs.items():
         res[client][f"{tree} {s}"] = f.result()
     for tree, exe in load_trees():
-        for client, sets in (("h2load", H2LOAD_SETS), ("undici", undici_sets)):
-            for s in sets:
+        for client, c_sets in (("h2load", H2LOAD_SETS), ("undici", sets)):
+            for s in c_sets:
                 if not exe(s):
                     res[client][f"{tree} {s}"] = {"skipped": f"no server for {s} (make real-trunk)"}
                 elif client == "undici" and why:
@@ -472,7 +482,12 @@ def main() -> int:
     ap.add_argument("--reuse", metavar="DIR", action="append", default=[],
                     help="show DIR's run instead of running the clients when it passed with "
                          "the same inputs (reuse.py; KIT_REMEASURE=1 runs them again)")
+    ap.add_argument("--variants", action="store_true",
+                    help="print the model variants the clients run, one a line, and exit")
     a = ap.parse_args()
+    if a.variants:
+        print("\n".join(sorted(model_variants())))
+        return 0
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     missing = [t for t in ("curl", "node", "wrk") if not shutil.which(t)]

@@ -583,6 +583,9 @@ def main() -> int:
     ap.add_argument("--no-strace", action="store_true")
     ap.add_argument("--no-capture", action="store_true")
     ap.add_argument("--list", action="store_true", help="print the row names and exit")
+    ap.add_argument("--variants", action="store_true",
+                    help="print the model variants the rows (--rows) run, one a line, and exit "
+                         "(what a narrowed run must build: tests/fresh)")
     ap.add_argument("--reuse", metavar="DIR", action="append", default=[],
                     help="show DIR's run instead of measuring when it passed with the same "
                          "inputs (repro/harness/reuse.py; KIT_REMEASURE=1 measures again)")
@@ -592,6 +595,16 @@ def main() -> int:
     rows = all_rows()   # the shared Wine prefix is made once a run measures
     if args.list:
         print("\n".join(r.name for r in rows))
+        return 0
+    if args.rows:
+        wanted = args.rows.split(",")
+        unknown = [w for w in wanted if w not in {r.name for r in rows}]
+        if unknown:
+            print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
+            return 2
+        rows = [r for r in rows if r.name in wanted]
+    if args.variants:
+        print("\n".join(sorted({r.variant for r in rows if not r.real})))
         return 0
     use_strace = kit.have_strace() and not args.no_strace
     if not use_strace:
@@ -605,13 +618,6 @@ def main() -> int:
               "(make fpc-trunk FPCSRC=/path/to/fpcsource)")
     for why in SKIPPED:
         print(f"TEST: matrix {why}")
-    if args.rows:
-        wanted = args.rows.split(",")
-        unknown = [w for w in wanted if w not in {r.name for r in rows}]
-        if unknown:
-            print("unknown rows: " + ", ".join(unknown), file=sys.stderr)
-            return 2
-        rows = [r for r in rows if r.name in wanted]
     if args.fault_row:
         rows.append(Row(f"fault {Path(args.fault_row).name}", "stock",
                         expect=expect([]), path=Path(args.fault_row).resolve(),

@@ -14,7 +14,8 @@
 # would have built too:
 #   1. test-only and every optional package hidden: the trunk, FPC 3.2.2
 #      and win64 rows, strace, the captures and the clients skip with their
-#      reasons; the clone rows pass (this run builds `make all`)
+#      reasons; the clone rows pass (this run builds `make all`, for the
+#      variants the rows and the clients run)
 #   2. test-only, Wine and the clients' tools hidden: the trunk toolchain
 #      and the real servers build; the win64 rows skip with the reason (a
 #      .exe is built, nothing can run it), the trunk row passes
@@ -28,7 +29,11 @@
 # The clients' tools are hidden with Wine only so that run 2 does not wait
 # for them again (they read no Wine).
 # Cheap on purpose: the real servers are built for the sets the rows use
-# (REAL_SETS, WIN64_SETS), the matrix runs a few rows (KIT_ROWS), and the
+# (REAL_SETS, WIN64_SETS), the model for the variants the rows and the
+# clients run (VARIANTS, from matrix.py and clients.py --variants; every
+# other variant is the same sources, patched, through the same compiler
+# and flags, and make test's own build compiles them all), the matrix runs
+# a few rows (KIT_ROWS), and the
 # per-machine caches are this tree's: the trunk toolchain (build/fpc-trunk,
 # bind-mounted read-only; scripts/fpc-trunk.sh must call it "cached" in the
 # clone, so its cache key -- source, bootstrap compiler, script -- holds)
@@ -72,7 +77,12 @@ inside() {
     # fail; its other entries build rows this step does not run), and
     # scripts/repro.sh with the rows.
     KIT_NO_INSTALL=1 make --no-print-directory deps || exit 1
-    nice -n 10 make --no-print-directory -j"$(nproc)" all > build.log 2>&1 \
+    local variants c m
+    c=$(python3 repro/harness/clients.py --variants) && m=$(python3 repro/harness/matrix.py --rows "$rows" --variants) \
+        || { echo "fresh: the variants the rows and the clients run: not listed"; exit 1; }
+    variants=$(printf '%s\n' stock $c $m | sort -u | tr '\n' ' ')
+    echo "fresh: make all for the model variants the rows and the clients run: $variants"
+    nice -n 10 make --no-print-directory -j"$(nproc)" all VARIANTS="$variants" PAIRS= > build.log 2>&1 \
         || { tail -20 build.log; echo "fresh: make all failed"; exit 1; }
     local t
     for t in fpc real-trunk real-trunk-win64; do
