@@ -19,5 +19,5 @@ bisect: fpc-trunk build/probe
 	@[ -n "$(DEFECT)" ] || { echo "usage: make bisect DEFECT=B1..B8|B8.next (a symptom, kit.SYMPTOMS)|all [FPCHIST=/path/to/fpcsource]" >&2; exit 2; }
 	@mkdir -p $(dir $(RESULTS))
 	@for d in $(BISECT_DEFECTS); do \
-	    FPCHIST=$(FPCHIST) python3 repro/bisect/bisect.py $$d --results $(RESULTS) || exit 1; \
+	    FPCHIST=$(FPCHIST) python3 repro/bisect/introduced.py $$d --results $(RESULTS) || exit 1; \
 	done

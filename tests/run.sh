@@ -284,7 +284,12 @@ step_win64() {
     repro/fpc/win64-check.sh
 }
 step_report() { python3 repro/report/report.py --check results/test-matrix/matrix.json; }
-step_texts() { python3 tests/texts/check.py; }   # every printed command is one the min step runs
+step_texts() {   # every printed command is one the min step runs; no file shadows a module
+    local rc=0
+    python3 tests/texts/check.py || rc=1
+    python3 tests/texts/module_names.py || rc=1
+    return $rc
+}
 step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
 step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
 step_fault() {   # a failed measure fails its row; only a passed run is reused
@@ -303,7 +308,7 @@ step_hazards() { python3 repro/harness/hazards.py --short; }
 # cached per tree in build/bisect/builds/.
 step_bisect() {
     local rc=0
-    python3 repro/bisect/bisect.py --check repro/bisect/results.json || rc=1
+    python3 repro/bisect/introduced.py --check repro/bisect/results.json || rc=1
     # The check's power: a B8 without its 'next' entry, and one whose 'next'
     # names no parent verdict, must each fail it.
     python3 - <<'PY' || rc=1
@@ -317,14 +322,14 @@ for name, bend in cases.items():
     bend(x["B8"])
     f = f"{tmp.name}/{name}.json"
     json.dump(x, open(f, "w"))
-    r = subprocess.run([sys.executable, "repro/bisect/bisect.py", "--check", f], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "repro/bisect/introduced.py", "--check", f], capture_output=True, text=True)
     ok = r.returncode == 1 and "[FAIL]" in r.stdout
     print(f"TEST: bisect check fails on a B8 {name} " + ("[ OK ]" if ok else f"[FAIL] exit {r.returncode}"))
     if not ok:
         sys.exit(1)
 PY
     # Compiles and counts, beside the matrix: niced.
-    nice -n 10 python3 repro/bisect/bisect.py B1 --expect repro/bisect/results.json
+    nice -n 10 python3 repro/bisect/introduced.py B1 --expect repro/bisect/results.json
     case $? in 0) ;; 4) ((rc)) || rc=4 ;; *) rc=1 ;; esac
     return $rc
 }

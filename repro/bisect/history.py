@@ -1,7 +1,7 @@
 """history.py - the real server as it was at one commit of an FPCSource
 history, and the kit's verdict on it.
 
-Shared by step.py (the script `git bisect run` calls) and bisect.py (the
+Shared by step.py (the script `git bisect run` calls) and introduced.py (the
 driver, which also checks the answer at the named commit and its parents),
 so that a commit is built and judged in one way only.
 

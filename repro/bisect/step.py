@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """step.py DEFECT STEPS.jsonl - the test `git bisect run` calls per commit.
 
-Run in the clone being bisected (bisect.py starts it with --no-checkout,
+Run in the clone being bisected (introduced.py starts it with --no-checkout,
 so the commit is BISECT_HEAD).  Builds the server as it was at that commit
 and exits with the kit's verdict: 0 fixed (good), 1 reproduced (bad), 125
 skip (does not compile, predates the feature, or inconclusive twice).  The

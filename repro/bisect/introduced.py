@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""bisect.py - the upstream commit that introduced a defect (`make bisect`).
+"""introduced.py - the upstream commit that introduced a defect (`make bisect`).
 
-usage: repro/bisect/bisect.py DEFECT [--hist PATH] [--rev REV]
+usage: repro/bisect/introduced.py DEFECT [--hist PATH] [--rev REV]
                               [--results FILE] [--expect FILE]
-       repro/bisect/bisect.py --check FILE
+       repro/bisect/introduced.py --check FILE
 
 DEFECT   B1..B8, or one symptom of a defect that has several
          (kit.SYMPTOMS: B2.thread, B2.polled, B2.pool, B8.first,
