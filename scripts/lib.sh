@@ -76,6 +76,18 @@ require_client() {
     exit 1
 }
 
+# yaml_python [TESTNAME]: sets $yaml_py to a python3 that imports PyYAML
+# (the one on PATH, else Debian's /usr/bin/python3 with python3-yaml: PATH
+# may hold another interpreter, pyenv's); none prints a skip naming the
+# package and returns 4.
+yaml_python() {
+    for yaml_py in python3 /usr/bin/python3; do
+        "$yaml_py" -c 'import yaml' 2> /dev/null && return 0
+    done
+    test_skip "${1:-$kit_name}" "no PyYAML (Debian package python3-yaml)"
+    return $KSFT_SKIP
+}
+
 # require_root [TESTNAME]: the step needs root (tcpdump, ip netns): skip.
 require_root() {
     [ "$(id -u)" -eq 0 ] && return 0

@@ -48,7 +48,8 @@ test_want=(clang:/usr/bin/clang
            libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
            valgrind:/usr/bin/valgrind
            netcat-openbsd:/usr/bin/nc.openbsd
-           ncat:/usr/bin/ncat)
+           ncat:/usr/bin/ncat
+           python3-yaml:/usr/lib/python3/dist-packages/yaml/__init__.py)
 # --list: 'ROLE PACKAGE FILE' a line, ROLE main, optional or test (the
 # fresh-machine step, tests/fresh/, hides packages by role).
 if [[ ${1:-} == --list ]]; then

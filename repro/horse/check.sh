@@ -146,7 +146,8 @@ check_workflow() {
     for p in $(grep -o 'tests/fpc/[A-Za-z0-9_.-][A-Za-z0-9_.-]*' "$wf" | sort -u); do
         [[ -f $d/$p ]] || bad+=("$p is not in the patched Horse tree")
     done
-    "$py" - "$wf" > "$tmp/wf-why" <<'PY' || bad+=("$(cat "$tmp/wf-why")")
+    yaml_python "horse-check workflow" || return 0
+    "$yaml_py" - "$wf" > "$tmp/wf-why" <<'PY' || bad+=("$(cat "$tmp/wf-why")")
 import re, sys, yaml
 wf = yaml.safe_load(open(sys.argv[1]))
 j = wf["jobs"]

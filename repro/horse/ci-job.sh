@@ -28,7 +28,7 @@ fpcsrc=${FPCSRC:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}
 require_command git git horse-ci-job
 [[ -e $horsesrc ]] || { test_skip horse-ci-job "no Horse tree at $horsesrc (HORSESRC=...)"; exit $KSFT_SKIP; }
 [[ -e $fpcsrc ]] || { test_skip horse-ci-job "no FPCSource at $fpcsrc (FPCSRC=...)"; exit $KSFT_SKIP; }
-python3 -c 'import yaml' 2> /dev/null || { test_skip horse-ci-job "no PyYAML (Debian package python3-yaml)"; exit $KSFT_SKIP; }
+yaml_python horse-ci-job || exit $KSFT_SKIP   # ci_job.py reads the workflow
 command -v ppcx64 > /dev/null || { test_skip horse-ci-job "no fpc (the job bootstraps trunk with it)"; exit $KSFT_SKIP; }
 kit_mktemp tmp
 G=(-c user.name=kit -c user.email=kit@localhost)
@@ -57,7 +57,7 @@ failed=0
 job() {
     local name=$1 d=$2
     shift 2
-    python3 "$top/repro/horse/ci_job.py" "$d" fpc-connections --cache "$top/build/horse-ci/cache" \
+    "$yaml_py" "$top/repro/horse/ci_job.py" "$d" fpc-connections --cache "$top/build/horse-ci/cache" \
         --source FPC_SOURCE_URL="$fpcsrc" "$@" > "$tmp/$name.log" 2>&1
     echo $? > "$tmp/$name.rc"
     touch "$tmp/$name.done"
