@@ -229,8 +229,18 @@ def main() -> int:
             named.add(p)
             hide_roots |= installed_as(p, f)
     # A base package named (iproute2 is Priority important) is hidden all
-    # the same: a minimal image lacks it; one a kept package needs stays,
-    # and the check below says so.
+    # the same: a minimal image lacks it.  Unless the base system itself
+    # needs it (debootstrap's Debian 12 has ifupdown and isc-dhcp-client,
+    # both important, both depending on iproute2): no machine with that
+    # base lacks it, so it stays, and is not looked for below.  One a
+    # listed kept package needs stays too, and the check below says so.
+    for _, p, f in rows:
+        roots = installed_as(p, f)
+        if p in named and roots and roots <= closure(base - hide_roots, pkgs):
+            users = sorted(b for b in base - hide_roots if closure({b}, pkgs) & roots and b not in roots)
+            print(f"hide: {p} stays (the base system needs it: {', '.join(users[:4])})", flush=True)
+            named.discard(p)
+            hide_roots -= roots
     kept = closure(set().union(*(installed_as(p, f) for _, p, f in rows if p not in named))
                    | (base - hide_roots), pkgs)
     hidden = closure(hide_roots, pkgs) - kept

@@ -76,6 +76,15 @@ inside() {
     # real-trunk-win64 for SETS; failures ignored as there, the rows then
     # fail; its other entries build rows this step does not run), and
     # scripts/repro.sh with the rows.
+    # Debian's python3, as a maintainer's Debian machine runs the kit with
+    # (this machine's python3 on PATH may be another: pyenv's, which had
+    # imported modules at start-up that Debian's imports only when asked,
+    # and so ran repro/bisect/bisect.py where Debian's failed).
+    if [[ -x /usr/bin/python3 && $(command -v python3) != /usr/bin/python3 ]]; then
+        mkdir -p "$TMPDIR/debian-python" && ln -sf /usr/bin/python3 "$TMPDIR/debian-python/python3"
+        echo "fresh: python3 is Debian's, $(/usr/bin/python3 --version) (not $(command -v python3))"
+        export PATH=$TMPDIR/debian-python:$PATH
+    fi
     KIT_NO_INSTALL=1 make --no-print-directory deps || exit 1
     local variants c m
     c=$(python3 repro/harness/clients.py --variants) && m=$(python3 repro/harness/matrix.py --rows "$rows" --variants) \
