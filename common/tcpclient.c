@@ -290,9 +290,13 @@ static void copy_msg(const struct inet_diag_msg *m, void *arg)
     *(struct inet_diag_msg *)arg = *m;
 }
 
-long tc_peer_rqueue(int local_port, int remote_port, int *state)
+/* The connection 127.0.0.1:local_port <-> 127.0.0.1:remote_port, looked up
+ * by its 4-tuple (no NLM_F_DUMP: the kernel's hash tables).  The kernel's
+ * lookup falls back to a listener on local_port when no such connection
+ * is hashed (gone, or reset and not yet closed by its owner): that answer
+ * is not the connection, so 0 (none) then, as for no answer. */
+static int peer_lookup(int local_port, int remote_port, struct inet_diag_msg *m)
 {
-    /* No NLM_F_DUMP: the kernel looks the 4-tuple up in its hash tables. */
     struct {
         struct nlmsghdr nlh;
         struct inet_diag_req_v2 r;
@@ -301,12 +305,24 @@ long tc_peer_rqueue(int local_port, int remote_port, int *state)
                    .id = {.idiag_sport = htons((uint16_t)local_port), .idiag_dport = htons((uint16_t)remote_port),
                           .idiag_src = {htonl(INADDR_LOOPBACK)}, .idiag_dst = {htonl(INADDR_LOOPBACK)},
                           .idiag_cookie = {INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE}}}};
+    return diag_each(&req, sizeof req, copy_msg, m) == 1 && m->idiag_state != 10 /* TCP_LISTEN */ &&
+           ntohs(m->id.idiag_dport) == remote_port;
+}
+
+long tc_peer_rqueue(int local_port, int remote_port, int *state)
+{
     struct inet_diag_msg m;
-    if (diag_each(&req, sizeof req, copy_msg, &m) != 1)
+    if (!peer_lookup(local_port, remote_port, &m))
         return -1;
     if (state)
         *state = m.idiag_state;
     return (long)m.idiag_rqueue;
+}
+
+unsigned long tc_peer_inode(int local_port, int remote_port)
+{
+    struct inet_diag_msg m;
+    return peer_lookup(local_port, remote_port, &m) ? m.idiag_inode : 0;
 }
 
 long tc_listen_queue(int port)

@@ -84,6 +84,10 @@ long tc_listen_queue(int port);
  * sock_diag lookup, whatever the number of sockets: a poll that read
  * /proc/net/tcp walked and formatted every socket of the host each time. */
 long tc_peer_rqueue(int local_port, int remote_port, int *state);
+/* The same socket's inode (what /proc/PID/fd/N links to as socket:[inode]),
+ * 0 when there is no such socket: lets a caller tell whether a process
+ * still holds it after the connection is gone from the kernel's tables. */
+unsigned long tc_peer_inode(int local_port, int remote_port);
 void tc_close(int fd);     /* close, ignoring EINTR (Linux frees the fd anyway) */
 
 #endif

@@ -10,11 +10,13 @@
 
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -356,10 +358,39 @@ static void t_peer_rqueue(void)
     /* The FIN takes a sequence number too, as in /proc/net/tcp's rx_queue
      * (the same rcv_nxt - copied_seq). */
     CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, 7, 8 /* TCP_CLOSE_WAIT */), 7);
+    struct stat st;
+    CU_ASSERT_FATAL(fstat(sfd, &st) == 0);
+    CU_ASSERT_EQUAL(tc_peer_inode(port, cport), (unsigned long)st.st_ino);
+    close(sfd);
+    /* Gone, the listener still there: the kernel's 4-tuple lookup answers
+     * with the listener, which is not the connection. */
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, -1, -1), -1);
+    CU_ASSERT_EQUAL(tc_peer_inode(port, cport), 0);
+    CU_ASSERT_EQUAL(tc_peer_rqueue(port, port, NULL), -1);
+    close(lfd);
+    CU_ASSERT_EQUAL(tc_peer_rqueue(port, cport, NULL), -1);
+}
+
+static void t_peer_reset(void)
+{
+    /* A server that writes to a connection its client has closed gets a
+     * reset: the socket leaves the kernel's tables while the server still
+     * holds its descriptor (what hostile's srv_holds_socket is for). */
+    int port, c;
+    char ps[16], msg[128];
+    int lfd = loopback_listener(&port, ps);
+    CU_ASSERT_FATAL(lfd >= 0);
+    CU_ASSERT_FATAL(tc_connect("127.0.0.1", ps, tc_now_us() + 2000000, &c, msg, sizeof msg) == TC_CONN_OK);
+    int sfd = accept(lfd, NULL, NULL), cport = tc_local_port(c);
+    CU_ASSERT_FATAL(sfd >= 0);
+    CU_ASSERT_NOT_EQUAL(tc_peer_inode(port, cport), 0);
+    tc_close(c);
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, 1, 8 /* TCP_CLOSE_WAIT: the FIN */), 1);
+    CU_ASSERT_EQUAL(write(sfd, "x", 1), 1);   /* the client's kernel answers RST */
+    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, -1, -1), -1);
+    CU_ASSERT(fcntl(sfd, F_GETFD) >= 0);     /* still open here */
     close(sfd);
     close(lfd);
-    CU_ASSERT_EQUAL(peer_rqueue_when(port, cport, -1, -1), -1);
-    CU_ASSERT_EQUAL(tc_peer_rqueue(port, port, NULL), -1);
 }
 
 static void t_die(void)
@@ -409,6 +440,7 @@ int main(void)
     CU_add_test(c, "loopback", t_client);
     CU_add_test(c, "listen_queue", t_listen_queue);
     CU_add_test(c, "peer_rqueue", t_peer_rqueue);
+    CU_add_test(c, "peer_reset", t_peer_reset);
     CU_pSuite u = CU_add_suite("util", NULL, NULL);
     CU_add_test(u, "die", t_die);
     kjson_add_suite();

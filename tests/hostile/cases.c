@@ -877,8 +877,8 @@ static int run_announce_16m(struct ctx *c)
     char head[128];
     int n = snprintf(head, sizeof head,
                      "POST /echo HTTP/1.1\r\nContent-Length: %lld\r\n\r\n0123456789", ANNOUNCED);
-    int fds[ANNOUNCERS], ports[ANNOUNCERS], i, req0 = srv_log_count(c->s, "req="), done = 0,
-        consumed = 0;
+    int fds[ANNOUNCERS], i, req0 = srv_log_count(c->s, "req="), done = 0, consumed = 0;
+    unsigned long inodes[ANNOUNCERS];
     long hwm0 = srv_proc_kib(c->s->pid, "VmHWM"), hwm1;
     long long received = (long long)n * ANNOUNCERS, grew, bound;
     int64_t end;
@@ -896,14 +896,15 @@ static int run_announce_16m(struct ctx *c)
     for (i = 0; i < ANNOUNCERS; i++)
         consumed += srv_wait_consumed(c->s, fds[i], 3000);
     for (i = 0; i < ANNOUNCERS; i++) {
-        ports[i] = tc_local_port(fds[i]);
+        inodes[i] = tc_peer_inode(c->s->port, tc_local_port(fds[i])); /* 0: closed already */
         tc_close(fds[i]);
     }
     /* Until the server has closed every connection: dispatched (stock,
-     * after its response) or refused (the fix); 10 s is a bound only. */
+     * after its response, logged before the close) or refused (the fix);
+     * 10 s is a bound only. */
     end = tc_now_us() + hs_us(10000);
     for (i = 0; i < ANNOUNCERS && tc_now_us() < end;)
-        if (srv_closed_its_end(c->s->port, ports[i]))
+        if (!inodes[i] || !srv_holds_socket(c->s->pid, inodes[i]))
             i++;
         else
             tc_sleep_until_us(tc_now_us() + 20000); /* polling pace */

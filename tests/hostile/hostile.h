@@ -76,7 +76,7 @@ void srv_log_tail(const struct srv *s, int lines);
 void srv_proc_counts(pid_t pid, int *fds, int *tasks);
 long srv_proc_kib(pid_t pid, const char *field);
 long srv_unread(int server_port, int client_port);
-int srv_closed_its_end(int server_port, int client_port);
+int srv_holds_socket(pid_t pid, unsigned long inode);
 int srv_wait_consumed(const struct srv *s, int fd, int ms);
 int srv_settled(const struct srv *s);
 int srv_conn_fds(const struct srv *s, int *fd_by_id, int n);

@@ -488,15 +488,35 @@ long srv_proc_kib(pid_t pid, const char *field)
     return v;
 }
 
-/* Has the server closed its end of our connection from client_port (after
- * ours: its socket has left CLOSE_WAIT, or is gone)?  1 yes, 0 not yet.
- * The socket is looked up by sock_diag (tc_peer_rqueue), both ends on
- * 127.0.0.1: the driver connects there only (client.c, cases.c). */
-int srv_closed_its_end(int server_port, int client_port)
+/* Does the server still hold the socket with this inode (tc_peer_inode,
+ * read while the connection was up): a link socket:[inode] among
+ * /proc/PID/fd?  1 yes, 0 no (closed by the server).  Not the socket's TCP
+ * state: a server writing to a connection its client has closed gets a
+ * reset, and the kernel drops the socket from its tables while the server
+ * has yet to see the error, log the request and close its descriptor. */
+int srv_holds_socket(pid_t pid, unsigned long inode)
 {
-    int st = 0;
+    char p[64], want[48], link[64];
+    struct dirent *e;
+    DIR *d;
+    int held = 0;
 
-    return tc_peer_rqueue(server_port, client_port, &st) < 0 || st != 0x08; /* TCP_CLOSE_WAIT */
+    snprintf(p, sizeof p, "/proc/%d/fd", (int)pid);
+    snprintf(want, sizeof want, "socket:[%lu]", inode);
+    if (!(d = opendir(p)))
+        return 0;
+    while (!held && (e = readdir(d))) {
+        char fd[64 + 256];
+        ssize_t n;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(fd, sizeof fd, "%s/%s", p, e->d_name);
+        n = readlink(fd, link, sizeof link - 1);
+        held = n > 0 && (size_t)n == strlen(want) && memcmp(link, want, (size_t)n) == 0;
+    }
+    closedir(d);
+    return held;
 }
 
 /* Bytes the server has not read yet on its end of our connection (the
