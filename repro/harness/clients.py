@@ -81,7 +81,8 @@ def curl_run(srv: kit.Server) -> dict:
 def clients_for(srv: kit.Server, want: str | None) -> dict:
     h, p = srv.address, str(srv.port)
     curl = curl_run(srv)
-    if "num_connects" in curl and (curl_state(curl) is None or (want and curl_state(curl) != want)):
+    state = curl_state(curl)
+    if "num_connects" in curl and (state is None or (want and state != want)):
         # Between the bounds, or not what the server is expected to show:
         # noise from a loaded machine (a stall is ~100x, a clean server
         # ~1x; c59, beside four steps, had a TCP_NODELAY server's reused

@@ -234,13 +234,15 @@ def main() -> int:
     # both important, both depending on iproute2): no machine with that
     # base lacks it, so it stays, and is not looked for below.  One a
     # listed kept package needs stays too, and the check below says so.
+    base_needs = closure(base - hide_roots, pkgs)
     for _, p, f in rows:
         roots = installed_as(p, f)
-        if p in named and roots and roots <= closure(base - hide_roots, pkgs):
+        if p in named and roots and roots <= base_needs:
             users = sorted(b for b in base - hide_roots if closure({b}, pkgs) & roots and b not in roots)
             print(f"hide: {p} stays (the base system needs it: {', '.join(users[:4])})", flush=True)
             named.discard(p)
             hide_roots -= roots
+            base_needs = closure(base - hide_roots, pkgs)
     kept = closure(set().union(*(installed_as(p, f) for _, p, f in rows if p not in named))
                    | (base - hide_roots), pkgs)
     hidden = closure(hide_roots, pkgs) - kept
