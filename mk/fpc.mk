@@ -25,7 +25,7 @@ fpc-trunk:
 
 # The program is rebuilt when the toolchain, the program, the build script
 # or the Pascal series changes; each set in its own folder.
-build/real-trunk/%/fpserver: build/fpc-trunk/stamp repro/fpc/fpserver.lpr repro/fpc/build.sh $(FPC_PATCHES)
+build/real-trunk/%/fpserver: build/fpc-trunk/stamp repro/fpc/fpserver.lpr repro/fpc/build.sh repro/fpc/ppu.sh $(FPC_PATCHES)
 	@repro/fpc/build.sh --fpc $(FPC_TRUNK) --set $* --out build/real-trunk/$* > /dev/null 2> build/real-trunk-$(subst +,_,$*).log \
 	 || { cat build/real-trunk-$(subst +,_,$*).log; exit 1; }
 	@scripts/phase.sh tick "built $@"
@@ -39,5 +39,5 @@ real-trunk: fpc-trunk
 FPC_VERSION := $(shell $(FPC) -iV 2>/dev/null)
 FPC_SERVER = build/fpc-$(FPC_VERSION)/fpserver
 fpc: $(FPC_SERVER)
-$(FPC_SERVER): repro/fpc/fpserver.lpr repro/fpc/build.sh
+$(FPC_SERVER): repro/fpc/fpserver.lpr repro/fpc/build.sh repro/fpc/ppu.sh
 	repro/fpc/build.sh --fpc $(FPC) > /dev/null

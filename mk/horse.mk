@@ -31,8 +31,8 @@ HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
 # share), a line as each is done: 'horse: TC SET HSET PROGRAM (k of n, T s)'.
 # Builds with the same compiler and defines share their units, whatever
 # their Horse tree (repro/fpc/build.sh compiles FPC's and Horse's once; a
-# build compiles the units its Horse tree and Pascal set change, and their
-# users): the first of each such group goes first, so that no build waits
+# build compiles the units its Horse tree and Pascal set change, and the
+# users FPC finds out of date): the first of each such group goes first, so that no build waits
 # for another's units while a core idles.
 horse: fpc-trunk
 	@mkdir -p build/horse

@@ -20,7 +20,7 @@ WIN64_SETS       = stock $(FPC_SERIES) $(if $(FPC_SERIES),all)
 WIN64_GUARD_DEFS = -dHORSE334_UNIX_GUARD
 WIN64_FPC_GUARD  = build/real-trunk-win64/bin/fpc-win64-unix-guard
 REAL_TRUNK_WIN64 = $(foreach s,$(WIN64_SETS) unix-guard,build/real-trunk-win64/$(s)/fpserver.exe)
-WIN64_DEPS       = build/fpc-trunk/win64.stamp repro/fpc/fpserver.lpr repro/fpc/build.sh
+WIN64_DEPS       = build/fpc-trunk/win64.stamp repro/fpc/fpserver.lpr repro/fpc/build.sh repro/fpc/ppu.sh
 
 .PHONY: fpc-trunk-win64 real-trunk-win64 win64-check wine-prefix
 

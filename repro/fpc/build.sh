@@ -31,11 +31,14 @@
 # The unpatched units are compiled once per compiler (build/fpc-units/<id>/,
 # <id> a hash of the compiler wrapper, every file it names and the trunk
 # toolchain's stamp): a set's build starts from copies of them without the
-# units its overlay changes and every unit that uses one (FPC's own
-# dependency graph, recorded when the stock units were compiled), so those
-# are compiled from the overlay and the tree, the rest is not compiled
-# again; the build fails if a unit the overlay changes was not compiled in
-# it.  The prebuilt units hold those of the --own-units folders too, with
+# units its overlay changes, so those are compiled from the overlay; FPC
+# compiles a unit that uses one again when the changed unit's checksums
+# (the .ppu header) are not those it was compiled against, as in any
+# incremental build, and a change to code only leaves them.  The build
+# fails if a unit the overlay changes was not compiled in it, or if a
+# prebuilt copy was linked that uses a unit whose checksums this build
+# moved (repro/fpc/ppu.sh, with FPC's own dependency graph, recorded when
+# the stock units were compiled).  The prebuilt units hold those of the --own-units folders too, with
 # the folders' files (name and hash) they were compiled from: a unit whose
 # file differs here, or is new or gone, is left out of the copies the same
 # way (every one of them, if a file that is no unit differs: an include
@@ -47,6 +50,8 @@ kit_name=fpc-build
 top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=scripts/lib.sh
 source "$top/scripts/lib.sh"
+# shellcheck source=repro/fpc/ppu.sh
+source "$top/repro/fpc/ppu.sh"
 
 fpc=${FPC:-fpc} set=stock out="" program=$top/repro/fpc/fpserver.lpr tree="" overlay_only=0 own=()
 while (($#)); do
@@ -229,16 +234,17 @@ if [[ -z $tree ]] && mapfile -t changed < <(changed_units) && changed_units > /d
         list=$(own_changed) || die "cannot compare ${own[*]} with $base/own"
         [[ -z $list ]] || mapfile -t mine <<< "$list"
     fi
-    # What to compile again: the changed units of the overlay and of the
-    # own folders and, transitively, every unit that uses one.  (A changed
-    # own unit the program does not use is none of them.)
+    # What to compile again: the units the overlay and the own folders
+    # change (a changed own unit the program does not use is none of them).
+    # Their users are FPC's to judge, as in any incremental build: it
+    # compiles a unit again when a unit it uses has other checksums than
+    # those it was compiled against (a changed declaration, layout or
+    # inline body), and a change to code only leaves the users' prebuilt
+    # copies valid.  Checked after the build (repro/fpc/ppu.sh).
     mapfile -t again < <(awk -v seeds="${changed[*]}" -v own="${mine[*]}" '
-        { users[$2] = users[$2] " " $1; known[$1]; known[$2] }
-        END { n = split(seeds, q, " "); for (i = 1; i <= n; i++) seen[q[i]] = 1
-              m = split(own, o, " "); for (i = 1; i <= m; i++) if (o[i] in known && !(o[i] in seen)) { seen[o[i]] = 1; q[++n] = o[i] }
-              for (i = 1; i <= n; i++) { m = split(users[q[i]], u, " ")
-                  for (j = 1; j <= m; j++) if (!(u[j] in seen)) { seen[u[j]] = 1; q[++n] = u[j] } }
-              for (k in seen) print k }' "$base/deps")
+        { known[$1]; known[$2] }
+        END { n = split(seeds, q, " "); for (i = 1; i <= n; i++) print q[i]
+              m = split(own, o, " "); for (i = 1; i <= m; i++) if (o[i] in known) print o[i] }' "$base/deps" | sort -u)
     skip=" ${again[*]} ${mine[*]} " copy=()
     for f in "$base/units"/*; do
         [[ -f $f ]] || continue
@@ -263,6 +269,8 @@ if [[ -n $base ]]; then
         u=${f##*/}; u=${u%.ppu}; fresh+="${u,,} "
     done
     echo "compiled in this build: $(wc -w <<< "$fresh") units:$fresh" >&2
+    stale=$(stale_copies "$out/units" "$base/units" "$base/deps" "$fresh")
+    [[ -z $stale ]] || die "prebuilt copies linked although a unit they use changed its interface: $(echo $stale)"
     for u in "${mine[@]}"; do
         [[ -z $(find "$out/units" -maxdepth 1 -iname "$u.ppu") || $fresh == *" $u "* ]] \
             || die "$u.ppu (changed in ${own[*]}) is the prebuilt copy, not compiled here"

@@ -136,7 +136,7 @@ wrapper_text() {
     echo ' "$@"'
 }
 # The cache key: what the program is made of, and how it is compiled.
-key=$( { cat "$lpr" "$top/repro/fpc/build.sh" "$fpc"; wrapper_text; echo "own units: $tree/src"
+key=$( { cat "$lpr" "$top/repro/fpc/build.sh" "$top/repro/fpc/ppu.sh" "$fpc"; wrapper_text; echo "own units: $tree/src"
          [[ $set == stock ]] || cat "${KIT_FPC_PATCHES:-$top/patches/fpc}"/{series,*.patch}; } \
        | sha256sum | cut -c1-16)
 key="tree=$tid-$hset-$pid compiler=$("$fpc" -iV)-$(sha256sum < "$fpc" | cut -c1-8) \
