@@ -153,9 +153,15 @@ class Server:
             self._err.close()
             self._give_prefix()
             raise KitError(f"cannot start {self.argv[0]}: {e}") from e
+        t0 = time.monotonic()
         line = self._read_ready_line(ready_deadline_s or self.ready_deadline_s)
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
+            if self.proc.poll() is None:   # still running: what it waits on
+                with open(self.log_path, "a") as log:
+                    log.write(f"kit: no readiness line after {time.monotonic() - t0:.1f} s"
+                              f" (got {line!r}); its processes, then stopped:\n")
+                    log.writelines(f"kit:   {t}\n" for t in process_tree(self.proc.pid))
             self.stop()
             if self.exit_code == 2:
                 raise Unsupported(self.log.strip().splitlines()[-1] if self.log.strip()
@@ -257,6 +263,32 @@ class Server:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def process_tree(pid: int) -> list[str]:
+    """PID and its descendants, a line each: pid, name, and each thread's
+    state and kernel wait channel, counted (what a server that never said
+    it was ready was doing: a Wine program under a stalled Wine server
+    waits in its own way, a deadlock in another)."""
+    lines, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        try:
+            name = Path(f"/proc/{p}/comm").read_text().strip()
+            waits: dict[str, int] = {}
+            for t in sorted(os.listdir(f"/proc/{p}/task")):
+                task = f"/proc/{p}/task/{t}"
+                try:
+                    st = Path(f"{task}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                    wc = Path(f"{task}/wchan").read_text().strip() or "-"
+                    todo += [int(c) for c in Path(f"{task}/children").read_text().split()]
+                except OSError:
+                    continue   # the thread has gone
+                waits[f"{st}:{wc}"] = waits.get(f"{st}:{wc}", 0) + 1
+        except (OSError, ValueError):
+            continue
+        lines.append(f"{p} {name}: " + ", ".join(f"{n}x {w}" for w, n in sorted(waits.items())))
+    return lines
 
 
 def probe(server: Server, scenario: str, *args: str, out: Path | None = None,
