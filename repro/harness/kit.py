@@ -153,14 +153,17 @@ class Server:
             self._err.close()
             self._give_prefix()
             raise KitError(f"cannot start {self.argv[0]}: {e}") from e
+        deadline = ready_deadline_s or self.ready_deadline_s
         t0 = time.monotonic()
-        line = self._read_ready_line(ready_deadline_s or self.ready_deadline_s)
+        line = self._read_ready_line(deadline)
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
-            if self.proc.poll() is None:   # still running: what it waits on
+            # Hung (no line by the deadline, still running): what its
+            # processes wait on goes to its log.  Not for a server that
+            # answered otherwise: its own last line is its reason (Unsupported).
+            if time.monotonic() - t0 >= deadline and self.proc.poll() is None:
                 with open(self.log_path, "a") as log:
-                    log.write(f"kit: no readiness line after {time.monotonic() - t0:.1f} s"
-                              f" (got {line!r}); its processes, then stopped:\n")
+                    log.write(f"kit: no readiness line in {deadline:g} s; its processes, then stopped:\n")
                     log.writelines(f"kit:   {t}\n" for t in process_tree(self.proc.pid))
             self.stop()
             if self.exit_code == 2:

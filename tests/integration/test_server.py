@@ -186,6 +186,39 @@ def test_nodelay_in_isolation():
         check(v.data["sends_per_response"] == [2], f"sends {v.data['sends_per_response']}")
 
 
+def test_hung_server_leaves_its_processes():
+    """A server that gives no readiness line by its deadline and still runs
+    is stopped, and its log says what its processes were waiting on
+    (kit.process_tree): a Wine program that hangs now and then says where."""
+    s = Server(["sleep", "30"], log_path=TMP / "hung.log")
+    try:
+        s.start(ready_deadline_s=0.5)
+        s.stop()
+        raise Fail("sleep gave a readiness line")
+    except kit.KitError:
+        pass
+    log = s.log_path.read_text()
+    check(s.proc is None and "kit: no readiness line in 0.5 s" in log, f"log {log!r}")
+    check(re.search(r"^kit: +\d+ sleep: 1x S:\S+$", log, re.M), f"no process line: {log!r}")
+
+
+def test_refused_flags_keep_their_reason():
+    """A server that refuses its flags (its reason on stderr, stdout closed,
+    exit 2) is Unsupported with its own reason: nothing of the kit's goes to
+    its log (c63: FPC 3.2.2's B17 read a kit line as its reason, n/a
+    instead of reproduced).  It ignores SIGTERM and exits a moment later,
+    as a slow exit does."""
+    s = Server(["sh", "-c", "trap '' TERM; exec 1>&-; echo 'unsupported: --x here' >&2; sleep 0.3; exit 2"],
+               log_path=TMP / "refused.log")
+    try:
+        s.start(ready_deadline_s=5)
+        s.stop()
+        raise Fail("started")
+    except kit.Unsupported as e:
+        check(str(e) == "unsupported: --x here", f"reason {str(e)!r}")
+        check("kit:" not in s.log, f"log {s.log!r}")
+
+
 def test_refusing_hook_honoured_only_when_forwarded():
     with server("forward-allow-connect", "--horse", "--on-allow-connect", "refuse") as s:
         res = probe(s, "seq", "-n", "1", "--deadline-ms", "2000")
