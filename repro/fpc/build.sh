@@ -38,12 +38,13 @@
 # fails if a unit the overlay changes was not compiled in it, or if a
 # prebuilt copy was linked that uses a unit whose checksums this build
 # moved (repro/fpc/ppu.sh, with FPC's own dependency graph, recorded when
-# the stock units were compiled).  The prebuilt units hold those of the --own-units folders too, with
-# the folders' files (name and hash) they were compiled from: a unit whose
-# file differs here, or is new or gone, is left out of the copies the same
-# way (every one of them, if a file that is no unit differs: an include
-# file), and the build fails if such a unit was linked that this build did
-# not compile.  The log counts the units a build compiled.  Not with --tree.
+# the stock units were compiled).  The prebuilt units hold those of the
+# --own-units folders too, with the folders' files (name and hash) they
+# were compiled from: a unit whose file differs here, or is new or gone,
+# is left out of the copies the same way (every one of them, if a file
+# that is no unit differs: an include file), and the build fails if such a
+# unit was linked that this build did not compile.  The log counts the
+# units a build compiled.  Not with --tree.
 # Prints the compiler version and the program path on stdout.
 set -euo pipefail
 kit_name=fpc-build
@@ -63,7 +64,7 @@ while (($#)); do
     --tree) tree=$(realpath "$2"); shift 2 ;;
     --own-units) [[ -d $2 ]] || die "--own-units $2: no such folder"; own+=("$(realpath "$2")"); shift 2 ;;
     --overlay-only) overlay_only=1; shift ;;
-    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set /{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) [[ $1 != -* && $fpc == fpc ]] && { fpc=$1; shift; continue; }   # old form: build.sh FPC
        die "unknown argument '$1' (see --help)" ;;
     esac
@@ -270,7 +271,7 @@ if [[ -n $base ]]; then
     done
     echo "compiled in this build: $(wc -w <<< "$fresh") units:$fresh" >&2
     stale=$(stale_copies "$out/units" "$base/units" "$base/deps" "$fresh")
-    [[ -z $stale ]] || die "prebuilt copies linked although a unit they use changed its interface: $(echo $stale)"
+    [[ -z $stale ]] || die "prebuilt copies linked although a unit they use moved its checksums in this build: $(echo $stale)"
     for u in "${mine[@]}"; do
         [[ -z $(find "$out/units" -maxdepth 1 -iname "$u.ppu") || $fresh == *" $u "* ]] \
             || die "$u.ppu (changed in ${own[*]}) is the prebuilt copy, not compiled here"
