@@ -292,11 +292,22 @@ def model_variants() -> set[str]:
     return {Path(b).parent.name for _, b, _, _ in SERVERS} | set(H2LOAD_SETS) | set(undici_sets())
 
 
-def undici_run(binary: Path, out: Path, tag: str) -> dict:
+def undici_run(binary: Path, out: Path, tag: str, s: str) -> dict:
     """undici-pipeline.js against Horse's settings (pipelining needs a
-    kept connection)."""
-    return served(binary, kit.HORSE, out / f"undici_{tag}.server.log",
-                  ["node", str(CLIENTS / "undici-pipeline.js")])
+    kept connection).  Once more when set S does not show what it is
+    expected to (undici_judge): B2 needs the two pings in one read while
+    /slow runs, and on a loaded machine the client can send them apart
+    (c66f, the fresh step beside five others: all 6 of the real trunk's
+    stock answered).  The second decides, the first is kept beside it, as
+    for curl (clients_for): a server that truly drops them, or not, shows
+    it the second time as the first."""
+    def run(n: str) -> dict:
+        return served(binary, kit.HORSE, out / f"undici_{tag}{n}.server.log",
+                      ["node", str(CLIENTS / "undici-pipeline.js")])
+    c = run("")
+    if "completed" in c and undici_judge(s, c):
+        c = run(".again") | {"first_run": c}
+    return c
 
 
 def undici_install() -> str | None:
@@ -328,7 +339,7 @@ def load_clients(out: Path) -> dict:
             for s in sets:
                 if exe(s) and not why:
                     jobs[("undici", tree, s)] = ex.submit(undici_run, exe(s), out,
-                                                          f"{tree}_{s}".replace(" ", "_"))
+                                                          f"{tree}_{s}".replace(" ", "_"), s)
     res = {"h2load": {}, "undici": {}, "undici_install": why,
            "elapsed_s": round(time.monotonic() - t0, 1)}
     for (client, tree, s), f in jobs.items():
@@ -406,10 +417,13 @@ def h2load_judge(s: str, r: dict) -> list[str]:
 def undici_figure(c: dict) -> str:
     if "completed" not in c:
         return f"undici did not run: {c}"
+    first = c.get("first_run")
     return (f"undici {c['undici']}, pipelining {c['pipelining']}, {c['rounds']} x (/slow + 2 /ping): "
             f"{c['completed']} of {c['requests']} completed, {c['timed_out']} timed out "
             f"({c['timeout_ms']} ms), {c['connections']} connection(s), max {c['max_in_flight']} "
-            f"in flight, errors {c['errors']}")
+            f"in flight, errors {c['errors']}"
+            + (f" (second run; the first: {first.get('completed')} of {first.get('requests')} "
+               f"completed, {first.get('timed_out')} timed out)" if first else ""))
 
 
 def undici_judge(s: str, c: dict) -> list[str]:
