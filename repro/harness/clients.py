@@ -78,21 +78,26 @@ def curl_run(srv: kit.Server) -> dict:
         srv.renice(0)
 
 
+def twice_if(run, unsure) -> dict:
+    """run(1), and when unsure(its result) run(2), which decides, with the
+    first beside it ('first_run'): a verdict a loaded machine can bend is
+    measured once more, and a server that truly shows it (or not) shows it
+    the second time as the first."""
+    first = run(1)
+    return run(2) | {"first_run": first} if unsure(first) else first
+
+
 def clients_for(srv: kit.Server, want: str | None) -> dict:
     h, p = srv.address, str(srv.port)
-    curl = curl_run(srv)
-    state = curl_state(curl)
-    if "num_connects" in curl and (state is None or (want and state != want)):
+    def unsure(curl: dict) -> bool:
         # Between the bounds, or not what the server is expected to show:
         # noise from a loaded machine (a stall is ~100x, a clean server
         # ~1x; c59, beside four steps, had a TCP_NODELAY server's reused
         # URLs at 1.8 ms where the fresh ones' quartile was 0.15 ms, 11.5x,
-        # where a stall holds each for the delayed ACK).  Once more; the
-        # second decides, and the first is kept beside it.  A server that
-        # truly stalls (or not) shows it the second time as the first.
-        first = curl
-        curl = curl_run(srv)
-        curl["first_run"] = first
+        # where a stall holds each for the delayed ACK).
+        state = curl_state(curl)
+        return "num_connects" in curl and (state is None or bool(want and state != want))
+    curl = twice_if(lambda n: curl_run(srv), unsure)
     return {
         "curl": curl,
         "node": run_client(["node", str(CLIENTS / "node-agent.js"), h, p, "200", "0"]),
@@ -275,11 +280,10 @@ def h2load_set(binary: Path, s: str, out: Path, tag: str) -> dict:
                       [str(CLIENTS / "h2load.sh")],
                       [str(H2LOAD_N), *map(str, H2LOAD_SAMPLES[mode])],
                       nice=CURL_NICE)
-    r = {m: run(m, 1) for m in H2LOAD_SETS[s]}
-    ratio = h2load_ratio(r)
-    if ratio is not None and kit.B3_CLEAN_RATIO < ratio < kit.B3_STALL_RATIO:
-        r = {"first_run": r} | {m: run(m, 2) for m in H2LOAD_SETS[s]}
-    return r
+    def between(r: dict) -> bool:
+        ratio = h2load_ratio(r)
+        return ratio is not None and kit.B3_CLEAN_RATIO < ratio < kit.B3_STALL_RATIO
+    return twice_if(lambda n: {m: run(m, n) for m in H2LOAD_SETS[s]}, between)
 
 
 def undici_sets() -> list[str]:
@@ -298,16 +302,11 @@ def undici_run(binary: Path, out: Path, tag: str, s: str) -> dict:
     expected to (undici_judge): B2 needs the two pings in one read while
     /slow runs, and on a loaded machine the client can send them apart
     (c66f, the fresh step beside five others: all 6 of the real trunk's
-    stock answered).  The second decides, the first is kept beside it, as
-    for curl (clients_for): a server that truly drops them, or not, shows
-    it the second time as the first."""
-    def run(n: str) -> dict:
-        return served(binary, kit.HORSE, out / f"undici_{tag}{n}.server.log",
+    stock answered); twice_if."""
+    def run(n: int) -> dict:
+        return served(binary, kit.HORSE, out / f"undici_{tag}{'.again' * (n - 1)}.server.log",
                       ["node", str(CLIENTS / "undici-pipeline.js")])
-    c = run("")
-    if "completed" in c and undici_judge(s, c):
-        c = run(".again") | {"first_run": c}
-    return c
+    return twice_if(run, lambda c: "completed" in c and bool(undici_judge(s, c)))
 
 
 def undici_install() -> str | None:

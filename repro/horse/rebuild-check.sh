@@ -10,16 +10,16 @@
 # copy is stale when a unit it uses moved its checksums in the build), and
 # what that rests on, shown by the trunk compiler on two small units: a
 # change to code keeps a unit's checksums, a change to an inline body
-# moves them and FPC compiles the user again.  Then twice, in a temporary folder (the kit's build/horse is not touched): a
-# copy of the Horse snapshot (HORSESRC) whose Horse.Core has a marker
-# string, and a copy of patches/fpc (KIT_FPC_PATCHES) whose announce-close
-# patch has another; the kit's program built on the trunk toolchain with
-# --set announce-close into the same --out.  Between the two builds both
-# markers change.  Each build's program must hold its own two markers and
-# not the other build's (a stale Horse.Core or fphttpserver would keep the
-# old one), and the second build must not compile FPC's units again: the
-# units it compiled (repro/fpc/build.sh's count in its log) are Horse's
-# and fcl-web's only.
+# moves them and FPC compiles the user again.  Then twice, in a temporary
+# folder (the kit's build/horse is not touched): a copy of the Horse
+# snapshot (HORSESRC) whose Horse.Core has a marker string, and a copy of
+# patches/fpc (KIT_FPC_PATCHES) whose announce-close patch has another;
+# the kit's program built on the trunk toolchain with --set announce-close
+# into the same --out.  Between the two builds both markers change.  Each
+# build's program must hold its own two markers and not the other build's
+# (a stale Horse.Core or fphttpserver would keep the old one), and the
+# second build must not compile FPC's units again: the units it compiled
+# (repro/fpc/build.sh's count in its log) are Horse's and fcl-web's only.
 # Needs build/fpc-trunk (make fpc-trunk); skips without it.
 set -euo pipefail
 kit_name=horse-rebuild
@@ -50,8 +50,8 @@ rc=0
 # shellcheck source=repro/fpc/ppu.sh
 source "$top/repro/fpc/ppu.sh"
 check() {   # check NAME GOT WANT
-    if [[ $2 == "$3" ]]; then echo "TEST: horse-rebuild: $1 [ OK ]"
-    else echo "TEST: horse-rebuild: $1 [FAIL] got '$2', want '$3'"; rc=1; fi
+    if [[ $2 == "$3" ]]; then test_ok "horse-rebuild: $1"
+    else test_fail "horse-rebuild: $1" "got '$2', want '$3'"; rc=1; fi
 }
 # Made-up headers: a .ppu of format 208 with CRC, INTERFACE and INDIRECT.
 ppu() {
