@@ -165,6 +165,10 @@ class Server:
                 with open(self.log_path, "a") as log:
                     log.write(f"kit: no readiness line in {deadline:g} s; its processes, then stopped:\n")
                     log.writelines(f"kit:   {t}\n" for t in process_tree(self.proc.pid))
+                    if (self.env or {}).get("WINEPREFIX"):   # what a Wine program waits on
+                        log.write("kit: its prefix's Wine server:\n")
+                        log.writelines(f"kit:   {t}\n" for t in
+                                       wineprefix.server_state(self.env["WINEPREFIX"]))
             self.stop()
             if self.exit_code == 2:
                 raise Unsupported(self.log.strip().splitlines()[-1] if self.log.strip()

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable
 from pathlib import Path
@@ -147,6 +148,48 @@ def stop_server(prefix: str | Path) -> None:
     stop = _stops.pop(str(prefix), None)
     if stop:
         stop()
+
+
+def server_state(prefix: str | Path) -> list[str]:
+    """What the prefix's Wine server was doing, a line per server process
+    (the log of a Windows program that hung waiting on it: c72's waited
+    on a reply pipe, anon_pipe_read, with its one thread).  A Wine server
+    works in its folder, <tmp>/wine-XXXXXX/server-<dev>-<inode of the
+    prefix> (Debian's Wine), and so is found by its cwd: its state and
+    kernel wait channel, the CPU it used over half a second (busy or
+    blocked), its descriptors and how many are sockets."""
+    st = os.stat(prefix)
+    folder = f"/server-{st.st_dev:x}-{st.st_ino:x}"
+    pids = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if (Path(f"/proc/{d}/comm").read_text().startswith("wineserver")
+                    and os.readlink(f"/proc/{d}/cwd").endswith(folder)):
+                pids.append(d)
+        except OSError:
+            continue   # gone, or not ours to read
+    if not pids:
+        return [f"no Wine server runs for {prefix}"]
+
+    def stat(pid: str) -> list[str]:   # the fields after the command name
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    lines = []
+    for pid in pids:
+        try:
+            before = stat(pid)
+            time.sleep(0.5)   # an interval to measure over, not a wait for anything
+            after = stat(pid)
+            ticks = sum(int(after[i]) - int(before[i]) for i in (11, 12))   # utime, stime
+            busy = 100 * ticks / os.sysconf("SC_CLK_TCK") / 0.5
+            wchan = Path(f"/proc/{pid}/wchan").read_text().strip() or "-"
+            fds = [os.readlink(f"/proc/{pid}/fd/{f}") for f in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            lines.append(f"{pid} wineserver: gone while read")
+            continue
+        socks = sum(f.startswith("socket:") for f in fds)
+        lines.append(f"{pid} wineserver: {after[0]}:{wchan}, {busy:.0f} % of a core over 0.5 s, "
+                     f"{len(fds)} descriptors, {socks} of them sockets")
+    return lines
 
 
 class Pool:

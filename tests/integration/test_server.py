@@ -13,6 +13,7 @@ line names them), else the folder goes.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -200,6 +201,36 @@ def test_hung_server_leaves_its_processes():
     log = s.log_path.read_text()
     check(s.proc is None and "kit: no readiness line in 0.5 s" in log, f"log {log!r}")
     check(re.search(r"^kit: +\d+ sleep: 1x S:\S+$", log, re.M), f"no process line: {log!r}")
+
+
+def test_hung_wine_program_names_its_wine_server():
+    """A hung program with a WINEPREFIX also gets its prefix's Wine server
+    in its log (wineprefix.server_state, found by its folder): its state,
+    its CPU over half a second, its sockets (c72: a Windows program waited
+    90 s on its Wine server's reply).  An empty folder is prefix enough for
+    a Wine server; once it has gone, the log would say none runs."""
+    if not shutil.which("wineserver"):
+        raise Skip("no wineserver (Debian package wine)")
+    prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
+    env = {"WINEPREFIX": str(prefix), "WINEDEBUG": "-all"}
+    wine = dict(os.environ, **env)
+    subprocess.run(["wineserver", "-p"], env=wine, check=True, timeout=30)
+    try:
+        s = Server(["sleep", "30"], log_path=TMP / "hung-wine.log", env=env)
+        try:
+            s.start(ready_deadline_s=0.5)
+            s.stop()
+            raise Fail("sleep gave a readiness line")
+        except kit.KitError:
+            pass
+        log = s.log_path.read_text()
+        check(re.search(r"^kit: its prefix's Wine server:\nkit: +\d+ wineserver: \S+:\S+, \d+ % of a core "
+                        r"over 0\.5 s, \d+ descriptors, \d+ of them sockets$", log, re.M), f"log {log!r}")
+    finally:
+        subprocess.run(["wineserver", "-k"], env=wine, timeout=30)
+        subprocess.run(["wineserver", "-w"], env=wine, timeout=30)
+    gone = kit.wineprefix.server_state(prefix)
+    check(gone == [f"no Wine server runs for {prefix}"], f"after wineserver -k: {gone}")
 
 
 def test_refused_flags_keep_their_reason():
