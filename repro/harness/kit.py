@@ -159,24 +159,35 @@ class Server:
         m = re.fullmatch(r"listening (\S+):(\d+)", line.strip())
         if not m:
             # Hung (no line by the deadline, still running): what its
-            # processes wait on goes to its log.  Not for a server that
-            # answered otherwise: its own last line is its reason (Unsupported).
-            if time.monotonic() - t0 >= deadline and self.proc.poll() is None:
-                with open(self.log_path, "a") as log:
-                    log.write(f"kit: no readiness line in {deadline:g} s; its processes, then stopped:\n")
-                    log.writelines(f"kit:   {t}\n" for t in process_tree(self.proc.pid))
-                    if (self.env or {}).get("WINEPREFIX"):   # what a Wine program waits on
-                        log.write("kit: its prefix's Wine server:\n")
-                        log.writelines(f"kit:   {t}\n" for t in
-                                       wineprefix.server_state(self.env["WINEPREFIX"]))
+            # processes wait on goes to its log, and for a Windows program
+            # its Wine server's state; for one that ended without a line
+            # (c72: 9 at once, exit 0, nothing written), the Wine server's
+            # state after it.  Not for a server that refused its flags:
+            # its own last line is its reason (Unsupported).
+            hung = time.monotonic() - t0 >= deadline and self.proc.poll() is None
+            wine = (self.env or {}).get("WINEPREFIX")
+            if hung:
+                self._note(f"no readiness line in {deadline:g} s; its processes, then stopped:",
+                           process_tree(self.proc.pid))
+                if wine:
+                    self._note("its prefix's Wine server:", wineprefix.server_state(wine))
             self.stop()
             if self.exit_code == 2:
                 raise Unsupported(self.log.strip().splitlines()[-1] if self.log.strip()
                                   else f"{self.argv[0]} refused its flags")
+            if wine and not hung:
+                self._note(f"ended without a readiness line (exit {self.exit_code}); "
+                           "its prefix's Wine server:", wineprefix.server_state(wine))
             raise KitError(f"{self.argv[0]}: no 'listening ADDR:PORT' line "
                            f"(got {line!r}, exit {self.exit_code}); log: {self.log_path}")
         self.address, self.port = m.group(1), int(m.group(2))
         return self
+
+    def _note(self, head: str, lines: list[str]) -> None:
+        """The kit's own lines at the end of the server's log."""
+        with open(self.log_path, "a") as log:
+            log.write(f"kit: {head}\n")
+            log.writelines(f"kit:   {t}\n" for t in lines)
 
     def _read_ready_line(self, deadline_s: float) -> str:
         """Poll the server's stdout for its readiness line."""

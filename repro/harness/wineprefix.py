@@ -158,7 +158,10 @@ def server_state(prefix: str | Path) -> list[str]:
     prefix> (Debian's Wine), and so is found by its cwd: its state and
     kernel wait channel, the CPU it used over half a second (busy or
     blocked), its descriptors and how many are sockets."""
-    st = os.stat(prefix)
+    try:
+        st = os.stat(prefix)
+    except OSError as e:
+        return [f"no prefix to look at: {e}"]
     folder = f"/server-{st.st_dev:x}-{st.st_ino:x}"
     pids = []
     for d in filter(str.isdigit, os.listdir("/proc")):

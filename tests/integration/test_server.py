@@ -207,7 +207,8 @@ def test_hung_wine_program_names_its_wine_server():
     """A hung program with a WINEPREFIX also gets its prefix's Wine server
     in its log (wineprefix.server_state, found by its folder): its state,
     its CPU over half a second, its sockets (c72: a Windows program waited
-    90 s on its Wine server's reply).  An empty folder is prefix enough for
+    90 s on its Wine server's reply); so does one that ended without a
+    readiness line.  An empty folder is prefix enough for
     a Wine server; once it has gone, the log would say none runs."""
     if not shutil.which("wineserver"):
         raise Skip("no wineserver (Debian package wine)")
@@ -223,9 +224,21 @@ def test_hung_wine_program_names_its_wine_server():
             raise Fail("sleep gave a readiness line")
         except kit.KitError:
             pass
+        state = (r"\nkit: +\d+ wineserver: \S+:\S+, \d+ % of a core over 0\.5 s, "
+                 r"\d+ descriptors, \d+ of them sockets$")
         log = s.log_path.read_text()
-        check(re.search(r"^kit: its prefix's Wine server:\nkit: +\d+ wineserver: \S+:\S+, \d+ % of a core "
-                        r"over 0\.5 s, \d+ descriptors, \d+ of them sockets$", log, re.M), f"log {log!r}")
+        check(re.search(r"^kit: its prefix's Wine server:" + state, log, re.M), f"log {log!r}")
+        # One that ends without a line (c72: nine Windows programs at once).
+        s = Server(["true"], log_path=TMP / "ended-wine.log", env=env)
+        try:
+            s.start(ready_deadline_s=5)
+            s.stop()
+            raise Fail("true gave a readiness line")
+        except kit.KitError:
+            pass
+        log = s.log_path.read_text()
+        check(re.fullmatch(r"kit: ended without a readiness line \(exit 0\); its prefix's Wine server:"
+                           + state + "\n", log, re.M), f"log {log!r}")
     finally:
         subprocess.run(["wineserver", "-k"], env=wine, timeout=30)
         subprocess.run(["wineserver", "-w"], env=wine, timeout=30)
