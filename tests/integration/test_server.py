@@ -187,17 +187,23 @@ def test_nodelay_in_isolation():
         check(v.data["sends_per_response"] == [2], f"sends {v.data['sends_per_response']}")
 
 
+def never_ready(name: str, argv: list[str], deadline_s: float, env: dict | None = None) -> Server:
+    """A server that must give no readiness line: started, its KitError
+    taken; the Server, with its log."""
+    s = Server(argv, log_path=TMP / f"{name}.log", env=env)
+    try:
+        s.start(ready_deadline_s=deadline_s)
+        s.stop()
+        raise Fail(f"{argv[0]} gave a readiness line")
+    except kit.KitError:
+        return s
+
+
 def test_hung_server_leaves_its_processes():
     """A server that gives no readiness line by its deadline and still runs
     is stopped, and its log says what its processes were waiting on
     (kit.process_tree): a Wine program that hangs now and then says where."""
-    s = Server(["sleep", "30"], log_path=TMP / "hung.log")
-    try:
-        s.start(ready_deadline_s=0.5)
-        s.stop()
-        raise Fail("sleep gave a readiness line")
-    except kit.KitError:
-        pass
+    s = never_ready("hung", ["sleep", "30"], 0.5)
     log = s.log_path.read_text()
     check(s.proc is None and "kit: no readiness line in 0.5 s" in log, f"log {log!r}")
     check(re.search(r"^kit: +\d+ sleep: 1x S:\S+$", log, re.M), f"no process line: {log!r}")
@@ -208,8 +214,8 @@ def test_hung_wine_program_names_its_wine_server():
     in its log (wineprefix.server_state, found by its folder): its state,
     its CPU over half a second, its sockets (c72: a Windows program waited
     90 s on its Wine server's reply); so does one that ended without a
-    readiness line.  An empty folder is prefix enough for
-    a Wine server; once it has gone, the log would say none runs."""
+    readiness line.  An empty folder is prefix enough for a Wine server;
+    once it has gone, the log would say none runs."""
     if not shutil.which("wineserver"):
         raise Skip("no wineserver (Debian package wine)")
     prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
@@ -217,26 +223,13 @@ def test_hung_wine_program_names_its_wine_server():
     wine = dict(os.environ, **env)
     subprocess.run(["wineserver", "-p"], env=wine, check=True, timeout=30)
     try:
-        s = Server(["sleep", "30"], log_path=TMP / "hung-wine.log", env=env)
-        try:
-            s.start(ready_deadline_s=0.5)
-            s.stop()
-            raise Fail("sleep gave a readiness line")
-        except kit.KitError:
-            pass
+        s = never_ready("hung-wine", ["sleep", "30"], 0.5, env)
         state = (r"\nkit: +\d+ wineserver: \S+:\S+, \d+ % of a core over 0\.5 s, "
                  r"\d+ descriptors, \d+ of them sockets$")
         log = s.log_path.read_text()
         check(re.search(r"^kit: its prefix's Wine server:" + state, log, re.M), f"log {log!r}")
         # One that ends without a line (c72: nine Windows programs at once).
-        s = Server(["true"], log_path=TMP / "ended-wine.log", env=env)
-        try:
-            s.start(ready_deadline_s=5)
-            s.stop()
-            raise Fail("true gave a readiness line")
-        except kit.KitError:
-            pass
-        log = s.log_path.read_text()
+        log = never_ready("ended-wine", ["true"], 5, env).log_path.read_text()
         check(re.fullmatch(r"kit: ended without a readiness line \(exit 0\); its prefix's Wine server:"
                            + state + "\n", log, re.M), f"log {log!r}")
     finally:
