@@ -16,9 +16,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -237,6 +239,65 @@ def test_hung_wine_program_names_its_wine_server():
         subprocess.run(["wineserver", "-w"], env=wine, timeout=30)
     gone = kit.wineprefix.server_state(prefix)
     check(gone == [f"no Wine server runs for {prefix}"], f"after wineserver -k: {gone}")
+
+
+def test_server_unread_asks_the_kernel():
+    """B12's wait: the bytes a server has not read, per client port, as
+    the kernel counts them (kit.server_unread by tcpdiag, one 4-tuple at a
+    time), on an IPv4 and a dual-stack listener: each connection's own
+    count, a read seen, and a port with no connection left out, although
+    the kernel's lookup then falls back to the listener."""
+    for family, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::")):
+        with socket.socket(family) as lst:
+            if family == socket.AF_INET6:
+                lst.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            lst.bind((addr, 0))
+            lst.listen()
+            port = lst.getsockname()[1]
+            conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+            try:
+                for i, c in enumerate(conns):
+                    c.sendall(b"x" * (10 * i + 5))
+                clients = [c.getsockname()[:2] for c in conns]
+                want = {c[1]: 10 * i + 5 for i, c in enumerate(clients)}
+                server = ("127.0.0.1", port)
+                seen = {}
+                for _ in range(100):   # loopback: queued at once; polled all the same
+                    seen = kit.server_unread(os.getpid(), server, clients)
+                    if seen == want:
+                        break
+                    time.sleep(0.01)
+                check(seen == want, f"family {family}: {seen}, not {want}")
+                a, _ = lst.accept()
+                with a:
+                    got = b""
+                    while len(got) < 5:
+                        got += a.recv(5 - len(got))
+                    first = kit.server_unread(os.getpid(), server, clients)
+                check(first == {**want, clients[0][1]: 0}, f"after reading 5 bytes: {first}")
+                check(not kit._all_read(os.getpid(), server, clients), "all read, with 40 bytes unread")
+                none = kit.server_unread(os.getpid(), server, [("127.0.0.1", 1)])
+                check(none == {}, f"a port with no connection: {none}")
+            finally:
+                for c in conns:
+                    c.close()
+
+
+def test_poll_backs_off():
+    """kit._poll: a condition met at once is looked at once; one never
+    met is looked at tens of times over its limit, not a hundred (a pace
+    of 10 ms growing by half, up to kit.POLL_PACE_MAX_S)."""
+    looks = []
+    check(kit._poll(lambda: looks.append(1) or True, 1.0) and len(looks) == 1, f"{len(looks)} looks")
+    looks.clear()
+    check(kit._poll(lambda: looks.append(1) or len(looks) == 3, 1.0) and len(looks) == 3,
+          f"met at the third look: {len(looks)} looks")
+    looks.clear()
+    t0 = time.monotonic()
+    met = kit._poll(lambda: looks.append(1) or False, 1.0)
+    took = time.monotonic() - t0
+    check(not met and took >= 1.0, f"never met: {met} after {took:.2f} s")
+    check(len(looks) <= 1 + 6 + 1.0 / kit.POLL_PACE_MAX_S, f"never met: {len(looks)} looks in 1 s")
 
 
 def test_refused_flags_keep_their_reason():
