@@ -11,8 +11,9 @@
 #                             the next two (its cycle is mostly one process)
 #   C builds                  make -jN TARGET... (default: all)
 #   FPC 3.2.2 program         make fpc
+#   win64 RTL                 make fpc-trunk-win64, beside the next
 #   real-trunk builds         make -jN real-trunk, 'built ... (k of n)'
-#   win64 builds              make -jN real-trunk-win64 (its toolchain first)
+#   win64 builds              make -jN real-trunk-win64
 #   Horse builds              make horse, 'horse: ... (k of n)'
 # --test: the package lists and Horse builds of `make test`
 # (require-packages.sh --test, make horse HORSE_FOR=--test).
@@ -62,7 +63,13 @@ if ((!real_only)); then
 fi
 "$phase" run "FPC 3.2.2 program" -- "${m[@]}" fpc
 wait "$toolchain"
+# The Windows RTL is one make, mostly one process (~4 s): beside the
+# Linux builds, not before the win64 ones while a core idles.
+"$phase" run "win64 RTL (beside builds)" -- "${m[@]}" fpc-trunk-win64 &
+win64rtl=$!
+beside+=("$win64rtl")
 "$phase" run "real-trunk builds" -- "${m[@]}" -j"$nproc" real-trunk
+wait "$win64rtl"
 "$phase" run "win64 builds" -- "${m[@]}" -j"$nproc" real-trunk-win64
 "$phase" run "Horse builds" -- "${m[@]}" horse ${test:+HORSE_FOR=--test}
 wait "${beside[@]}"
