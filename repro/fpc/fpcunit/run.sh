@@ -146,11 +146,16 @@ order() {
     alone)
         mkdir -p "$tmp/$tag-alone.xml"
         for n in "${names[@]}"; do
-            program "$plat" "$run" "$order" "--suite=$suite.$n" > "$tmp/$tag-alone.xml/$n.xml" 2>> "$tmp/$tag-alone.err"
-            n=$?; ((n > rc)) && rc=$n
+            program "$plat" "$run" "$order" "--suite=$suite.$n" > "$tmp/$tag-alone.xml/$n.xml" \
+                2> "$tmp/$tag-alone.xml/$n.err"
+            i=$?; echo "$i" > "$tmp/$tag-alone.xml/$n.rc"; ((i > rc)) && rc=$i
         done ;;
     esac
     echo "$rc $(elapsed "$t0")" > "$tmp/$tag-$order.rc"
+}
+# said RC ERR: how a run that gave no XML ended, for its line.
+said() {
+    echo "exit $1; its last line: $(grep -v '^[[:space:]]*$' "$2" 2>/dev/null | tail -1 || true)"
 }
 # orders RUN: RUN's orders (fixture, or the three).
 orders() {
@@ -252,6 +257,36 @@ wait
 # by itself, now that the orders have ended.  That run is the one judged
 # (tests.py reads ORDER.xml.again/), the first one's message beside it; a
 # second "measured nothing" fails as the first would have.
+# A run that gave no XML result at all is made once more, after the orders
+# and by itself, as a test that measured nothing is (below): a Windows
+# program that ends without writing anything leaves no result to judge
+# (e3: one test of win64 all alone, exit 1, an empty file; c72: nine
+# matrix programs at once).  A run of the whole program is made again in
+# its order's place.  Its line says how the first ended; a second run
+# without a result fails as the first would have.
+for j in "${queue[@]}"; do
+    read -r r o <<< "$j"
+    plat=${r%%/*} run=${r#*/} tag=${r//\//-}
+    [[ -e $tmp/$tag-$o.xml ]] || continue
+    mapfile -t bad < <(python3 "$here/tests.py" noresult "$tmp/$tag-$o.xml")
+    for n in "${bad[@]}"; do
+        if [[ -z $n ]]; then
+            continue
+        elif [[ $n == "*" ]]; then
+            read -r rc _ < "$tmp/$tag-$o.rc"
+            echo "# fpcunit $plat $run $o: no XML result ($(said "$rc" "$tmp/$tag-$o.err")); made again"
+            mv "$tmp/$tag-$o.xml" "$tmp/$tag-$o.xml.first"
+            mv "$tmp/$tag-$o.err" "$tmp/$tag-$o.err.first"
+            order "$plat" "$run" "$o"
+        else
+            echo "# fpcunit $plat $run $o: $n gave no XML result ($(said "$(cat "$tmp/$tag-$o.xml/$n.rc")" \
+                "$tmp/$tag-$o.xml/$n.err")); made again by itself"
+            mv "$tmp/$tag-$o.xml/$n.xml" "$tmp/$tag-$o.xml/$n.xml.first"
+            mkdir -p "$tmp/$tag-$o.xml.again"
+            program "$plat" "$run" "$o" "--suite=$suite.$n" > "$tmp/$tag-$o.xml.again/$n.xml" 2>> "$tmp/$tag-$o.err"
+        fi
+    done
+done
 for j in "${queue[@]}"; do
     read -r r o <<< "$j"
     plat=${r%%/*} run=${r#*/} tag=${r//\//-}

@@ -18,8 +18,11 @@ which defect fixed, and what each asserts).
     tests.py unmeasured XML
         the tests of a result that failed saying they measured nothing
         (their own validity check: run.sh makes each again by itself)
-    tests.py selftest     that check and the judging of a second run, on
-                          two small results
+    tests.py noresult XML
+        what gave no readable XML result (a folder's tests, or '*' for a
+        whole file): run.sh makes each once more
+    tests.py selftest     those checks and the judging of a second run, on
+                          small results
     tests.py fixture XML PLATFORM FIXTURE SET [EXIT]
         the hazard tests FIXTURE (a patch under tests/hazards/) must fail,
         in SET with the fixture for the patch it replaces, naming what went
@@ -90,6 +93,24 @@ def unmeasured(xml_path: str) -> list[str]:
     return [n for n, (result, msg) in got.items() if result == "Failed" and UNMEASURED in msg]
 
 
+def noresult(xml_path: str) -> list[str]:
+    """What gave no readable XML result, for run.sh to make once more: in
+    a folder (the alone order, a file a test), the tests whose file holds
+    none; a single file holding none, '*' (the whole run).  A Windows
+    program that Wine did not start writes nothing (e3: one test of win64
+    all alone, exit 1, an empty file); a second run that gives none fails
+    as the first would have."""
+    path = Path(xml_path)
+    files = sorted(path.glob("*.xml")) if path.is_dir() else [path]
+    bad = []
+    for f in files:
+        try:
+            ET.parse(f)
+        except (OSError, ET.ParseError):
+            bad.append(f.stem if path.is_dir() else "*")
+    return bad
+
+
 def remade(xml_path: str, got: dict[str, tuple[str, str]]) -> dict[str, str]:
     """The results of XML_PATH.again/ (run.sh's second runs) in place of the
     first ones in got; the first runs' messages, by test name."""
@@ -104,7 +125,8 @@ def remade(xml_path: str, got: dict[str, tuple[str, str]]) -> dict[str, str]:
 
 def selftest() -> int:
     """unmeasured and remade on two small results: a first run whose test
-    measured nothing, a second run by itself that passed."""
+    measured nothing, a second run by itself that passed; noresult on an
+    empty file in a folder, an empty file, and a readable one."""
     def xml(result: str, msg: str) -> str:
         body = f"<Message>{SPEC['suite']}.T: {msg}</Message>" if msg else ""
         return (f'<?xml version="1.0"?><TestResults><TestListing><Test Name="T" Result="{result}">'
@@ -117,11 +139,22 @@ def selftest() -> int:
         Path(d, "r.xml.again", "T.xml").write_text(xml("OK", ""))
         got = results(str(first))
         firsts = remade(str(first), got)
+        # No XML result: an empty file of the alone order, then a whole run's.
+        Path(d, "alone").mkdir()
+        Path(d, "alone", "T.xml").write_text("")
+        Path(d, "alone", "U.xml").write_text(xml("OK", ""))
+        empty_in_folder = noresult(str(Path(d, "alone")))
+        Path(d, "whole.xml").write_text("")
+        empty_file, good_file = noresult(str(Path(d, "whole.xml"))), noresult(str(first))
     ok = (found == ["T"] and got["T"] == ("OK", "") and got["U"][0] == "OK"
           and UNMEASURED in firsts.get("T", ""))
     print(f"TEST: fpcunit a test that measured nothing is judged by its second run "
           f"[{' OK ' if ok else 'FAIL'}]" + ("" if ok else f" unmeasured {found}, judged {got}, first {firsts}"))
-    return 0 if ok else 1
+    ok2 = empty_in_folder == ["T"] and empty_file == ["*"] and good_file == []
+    print(f"TEST: fpcunit a run that gave no XML result is named for a second run "
+          f"[{' OK ' if ok2 else 'FAIL'}]"
+          + ("" if ok2 else f" folder {empty_in_folder}, empty file {empty_file}, good file {good_file}"))
+    return 0 if ok and ok2 else 1
 
 
 def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str = "?",
@@ -282,6 +315,10 @@ def main(argv: list[str]) -> int:
         return selftest()
     if len(argv) == 2 and argv[0] == "unmeasured":
         print("\n".join(unmeasured(argv[1])))
+        return 0
+    if len(argv) == 2 and argv[0] == "noresult":
+        for name in noresult(argv[1]):
+            print(name)
         return 0
     if argv == ["fixtures"]:
         for f, patch, repl, sets, name in fixtures():
