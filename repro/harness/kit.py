@@ -1278,12 +1278,11 @@ def server_unread(pid: int, server: tuple[str, int],
     """Bytes the kernel holds for the server on each connection from
     clients ('address, port' pairs), not yet read by it, by client port; a
     connection not found is left out.  In this process's own network
-    namespace, asked of the kernel one connection at a time (tcpdiag).  A
-    server in another one (a Horse sample runs in one of its own, below its
-    launcher) is looked up in /proc/P/net/tcp[6] of a process P of its
-    tree: rx_queue, one read of the tables for all the ports (they list
-    every socket of that namespace; the kit's own lists thousands beside
-    B8's measures, which is why it is not read)."""
+    namespace the kernel is asked about each connection (tcpdiag): its
+    /proc/net/tcp lists thousands of sockets beside B8's measures.  A
+    server in a namespace of its own (a Horse sample, below its launcher)
+    is looked up in /proc/P/net/tcp[6] of a process P of its tree, a small
+    table there: rx_queue, one read for all the ports."""
     want, found, seen = {c[1] for c in clients}, {}, set()
     for p in _tree_pids(pid):
         try:
