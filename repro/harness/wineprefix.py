@@ -23,6 +23,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -132,10 +133,40 @@ def shared_server(prefix: Path) -> Path:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+        stray(prefix, kill=True)
         hold.close()
     _stops[str(prefix)] = stop
     atexit.register(stop)   # runs before temp_copy's removal (atexit is LIFO)
     return prefix
+
+
+def stray(prefix: str | Path, kill: bool = False) -> list[int]:
+    """The processes still running in prefix (WINEPREFIX in their
+    environment names it), SIGKILLed with kill.  After `wineserver -k` a
+    Windows program is gone with its server, except when the server had
+    stopped answering it: after the matrix of /work/ci79 (641d49c), whose
+    Horse win64 row hung 90 s before its readiness line, the shared
+    prefix's services.exe, explorer.exe, two winedevice.exe, plugplay.exe,
+    svchost.exe and rpcss.exe outlived their Wine server, each waiting on
+    its reply pipe for good.  The prefix is a temp folder of this process,
+    so whatever runs in it is ours."""
+    want = f"WINEPREFIX={prefix}".encode()
+    found = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        if int(d) == os.getpid():
+            continue
+        try:
+            env = Path(f"/proc/{d}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue   # gone, or not ours to read
+        if want in env:
+            found.append(int(d))
+            if kill:
+                try:
+                    os.kill(int(d), signal.SIGKILL)
+                except OSError:
+                    pass
+    return found
 
 
 def stop_server(prefix: str | Path) -> None:

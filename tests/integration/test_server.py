@@ -300,6 +300,33 @@ def test_poll_backs_off():
     check(len(looks) <= 1 + 6 + 1.0 / kit.POLL_PACE_MAX_S, f"never met: {len(looks)} looks in 1 s")
 
 
+def test_stopped_wine_server_leaves_no_process():
+    """wineprefix.stop_server ends what still runs in its prefix after the
+    Wine server has gone (after /work/ci79's matrix, seven Windows service
+    processes waited on their dead server's reply for good): a process
+    whose WINEPREFIX names the prefix (a sleep, standing for a Windows
+    program the server stopped answering) is killed; one of another
+    prefix is left alone."""
+    if not shutil.which("wineserver"):
+        raise Skip("no wineserver (Debian package wine)")
+    prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
+    kit.wineprefix.shared_server(prefix)
+    ours = subprocess.Popen(["sleep", "60"], env=dict(os.environ, WINEPREFIX=str(prefix)))
+    other = subprocess.Popen(["sleep", "60"], env=dict(os.environ, WINEPREFIX=f"{prefix}-other"))
+    try:
+        found = kit.wineprefix.stray(prefix)   # its Wine server too, until stopped
+        check(ours.pid in found and other.pid not in found,
+              f"in the prefix: {found} (ours {ours.pid}, another's {other.pid})")
+        kit.wineprefix.stop_server(prefix)
+        rc = ours.wait(10)
+        check(rc == -9, f"the prefix's process ended {rc}, not by SIGKILL")
+        check(other.poll() is None, f"another prefix's process ended ({other.returncode})")
+    finally:
+        for proc in (ours, other):
+            proc.kill()
+            proc.wait()
+
+
 def test_refused_flags_keep_their_reason():
     """A server that refuses its flags (its reason on stderr, stdout closed,
     exit 2) is Unsupported with its own reason: nothing of the kit's goes to
