@@ -151,22 +151,28 @@ def stray(prefix: str | Path, kill: bool = False) -> list[int]:
     its reply pipe for good.  The prefix is a temp folder of this process,
     so whatever runs in it is ours."""
     want = f"WINEPREFIX={prefix}".encode()
-    found = []
-    for d in filter(str.isdigit, os.listdir("/proc")):
-        if int(d) == os.getpid():
-            continue
+    def ours(d: str) -> bool:
+        return int(d) != os.getpid() and want in Path(f"/proc/{d}/environ").read_bytes().split(b"\0")
+    found = [int(d) for d in _pids(ours)]
+    for pid in found if kill else []:
         try:
-            env = Path(f"/proc/{d}/environ").read_bytes().split(b"\0")
+            os.kill(pid, signal.SIGKILL)
         except OSError:
-            continue   # gone, or not ours to read
-        if want in env:
-            found.append(int(d))
-            if kill:
-                try:
-                    os.kill(int(d), signal.SIGKILL)
-                except OSError:
-                    pass
+            pass
     return found
+
+
+def _pids(test: Callable[[str], bool]) -> list[str]:
+    """The processes for which test(pid) holds; one that is gone, or not
+    ours to read, is none of them."""
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if test(d):
+                out.append(d)
+        except OSError:
+            continue
+    return out
 
 
 def stop_server(prefix: str | Path) -> None:
@@ -194,14 +200,8 @@ def server_state(prefix: str | Path) -> list[str]:
     except OSError as e:
         return [f"no prefix to look at: {e}"]
     folder = f"/server-{st.st_dev:x}-{st.st_ino:x}"
-    pids = []
-    for d in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if (Path(f"/proc/{d}/comm").read_text().startswith("wineserver")
-                    and os.readlink(f"/proc/{d}/cwd").endswith(folder)):
-                pids.append(d)
-        except OSError:
-            continue   # gone, or not ours to read
+    pids = _pids(lambda d: Path(f"/proc/{d}/comm").read_text().startswith("wineserver")
+                 and os.readlink(f"/proc/{d}/cwd").endswith(folder))
     if not pids:
         return [f"no Wine server runs for {prefix}"]
 

@@ -256,23 +256,26 @@ wait
 # alone beside seven orders and the suite's other steps) is made once more,
 # by itself, now that the orders have ended.  That run is the one judged
 # (tests.py reads ORDER.xml.again/), the first one's message beside it; a
-# second "measured nothing" fails as the first would have.
-# A run that gave no XML result at all is made once more, after the orders
-# and by itself, as a test that measured nothing is (below): a Windows
-# program that ends without writing anything leaves no result to judge
-# (e3: one test of win64 all alone, exit 1, an empty file; c72: nine
-# matrix programs at once).  A run of the whole program is made again in
-# its order's place.  Its line says how the first ended; a second run
-# without a result fails as the first would have.
+# second "measured nothing" fails as the first would have.  So is a run
+# that gave no XML result at all: a Windows program that ends without
+# writing anything leaves no result to judge (e3: one test of win64 all
+# alone, exit 1, an empty file; c79: "wine client error:0: recvmsg:
+# Connection reset by peer").  A test alone is made again by itself, a run
+# of the whole program in its order's place; the line says how the first
+# ended.
+# again PLAT RUN ORDER NAME: NAME once more by itself, into ORDER.xml.again/.
+again() {
+    local tag=$1-${2//\//-}
+    mkdir -p "$tmp/$tag-$3.xml.again"
+    program "$1" "$2" "$3" "--suite=$suite.$4" > "$tmp/$tag-$3.xml.again/$4.xml" 2>> "$tmp/$tag-$3.err"
+}
 for j in "${queue[@]}"; do
     read -r r o <<< "$j"
     plat=${r%%/*} run=${r#*/} tag=${r//\//-}
     [[ -e $tmp/$tag-$o.xml ]] || continue
     mapfile -t bad < <(python3 "$here/tests.py" noresult "$tmp/$tag-$o.xml")
     for n in "${bad[@]}"; do
-        if [[ -z $n ]]; then
-            continue
-        elif [[ $n == "*" ]]; then
+        if [[ $n == "*" ]]; then
             read -r rc _ < "$tmp/$tag-$o.rc"
             echo "# fpcunit $plat $run $o: no XML result ($(said "$rc" "$tmp/$tag-$o.err")); made again"
             mv "$tmp/$tag-$o.xml" "$tmp/$tag-$o.xml.first"
@@ -282,19 +285,13 @@ for j in "${queue[@]}"; do
             echo "# fpcunit $plat $run $o: $n gave no XML result ($(said "$(cat "$tmp/$tag-$o.xml/$n.rc")" \
                 "$tmp/$tag-$o.xml/$n.err")); made again by itself"
             mv "$tmp/$tag-$o.xml/$n.xml" "$tmp/$tag-$o.xml/$n.xml.first"
-            mkdir -p "$tmp/$tag-$o.xml.again"
-            program "$plat" "$run" "$o" "--suite=$suite.$n" > "$tmp/$tag-$o.xml.again/$n.xml" 2>> "$tmp/$tag-$o.err"
+            again "$plat" "$run" "$o" "$n"
         fi
     done
-done
-for j in "${queue[@]}"; do
-    read -r r o <<< "$j"
-    plat=${r%%/*} run=${r#*/} tag=${r//\//-}
-    [[ $o != fixture && -e $tmp/$tag-$o.xml ]] || continue
+    [[ $o != fixture ]] || continue
     for n in $(python3 "$here/tests.py" unmeasured "$tmp/$tag-$o.xml"); do
         echo "# fpcunit $plat $run $o: $n measured nothing; made again by itself"
-        mkdir -p "$tmp/$tag-$o.xml.again"
-        program "$plat" "$run" "$o" "--suite=$suite.$n" > "$tmp/$tag-$o.xml.again/$n.xml" 2>> "$tmp/$tag-$o.err"
+        again "$plat" "$run" "$o" "$n"
     done
 done
 
