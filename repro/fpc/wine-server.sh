@@ -11,6 +11,8 @@
 #           plus one 'wine-server:' line on how the prefix was set up
 #   SIGTERM / SIGINT  stop the program, then the Wine server of this prefix
 #           (bounded: within 3 s), remove what this run created; exit 0
+#           (a program that ends by itself: its Wine server gets up to
+#           WINESERVER_GONE_S to go)
 #   exit    otherwise the program's exit status (2 = unsupported flag, as the
 #           Linux build); 4 when Wine is missing (with a TEST: ... [SKIP])
 #
@@ -19,7 +21,9 @@
 # under a lock, when it is new), else a new prefix in a temp folder, removed
 # on exit.  The user's ~/.wine is never used.  Runs sharing a prefix hold a
 # shared lock on it; only the last one to leave shuts its Wine server down
-# (wineserver -k), so parallel runs never kill each other's server.
+# (wineserver -k), so parallel runs never kill each other's server, and it
+# holds the lock exclusively until that server has gone, so that no run
+# reaches a server that is going away (see stop_all).
 #
 # Under 'strace -f' everything Wine does is traced too (the wineserver it
 # forks, services started in a new prefix): key on the process that calls
@@ -31,9 +35,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 source "$top/scripts/lib.sh"
 
 # After SIGTERM: the program gets 1.5 s, the Wine server's shutdown 2 x 0.7 s
-# (all well within 3 s; measured ~1 s).
+# (all well within 3 s; measured ~1 s).  After a program that ended by
+# itself nobody waits on a deadline, and the next run in the prefix may
+# start at once: its Wine server gets up to 10 s to go.
 PROGRAM_STOP_TENTHS=15
 WINESERVER_STOP=0.7
+WINESERVER_GONE_S=10
 
 [ $# -ge 1 ] || die "usage: wine-server.sh EXE [ARGS...] | --init"
 exe=$1
@@ -49,6 +56,7 @@ require_command flock util-linux wine-server
 
 server_pid=""
 own_prefix=""
+stopped=""                                 # set by SIGTERM / SIGINT
 # shellcheck disable=SC2317  # stop_all and on_exit run from the traps
 # stop_all: the program first (SIGTERM, Wine turns it into process exit),
 # then this prefix's Wine server if no other run still uses the prefix.
@@ -64,13 +72,23 @@ stop_all() {
         wait "$server_pid" 2>/dev/null
     fi
     server_pid=""
-    exec 8>&-                              # our shared hold on the prefix
-    if [ -n "$own_prefix" ] || flock -n -x "$WINEPREFIX/.kit-lock" true 2>/dev/null; then
+    [ -n "${WINEPREFIX:-}" ] || return 0
+    # The last to leave: our shared hold on the prefix becomes exclusive
+    # (refused while another run holds it) and is kept until the Wine
+    # server has gone.  A run that starts meanwhile waits at its flock -s;
+    # one that reached the server while it went away failed with 'wine
+    # client error:0: recvmsg: Connection reset by peer' (c79, an fpcunit
+    # program after the one before it had left).
+    { true >&8; } 2>/dev/null || exec 8>"$WINEPREFIX/.kit-lock"
+    if [ -n "$own_prefix" ] || flock -n -x 8 2>/dev/null; then
         # -k kills the prefix's processes; -w waits until the Wine server
         # has saved the registry and gone (a temp prefix is removed next).
-        timeout "$WINESERVER_STOP" wineserver -k 2>/dev/null
-        timeout "$WINESERVER_STOP" wineserver -w 2>/dev/null
+        local gone=$WINESERVER_GONE_S
+        [ -n "$stopped" ] && gone=$WINESERVER_STOP
+        timeout "$WINESERVER_STOP" wineserver -k 8>&- 2>/dev/null
+        timeout "$gone" wineserver -w 8>&- 2>/dev/null
     fi
+    exec 8>&-
 }
 # shellcheck disable=SC2317
 on_exit() {
@@ -80,7 +98,7 @@ on_exit() {
     exit "$rc"
 }
 trap on_exit EXIT
-trap 'exit 0' TERM INT
+trap 'stopped=1; exit 0' TERM INT
 
 t0=$(date +%s%N)
 if [ -n "${WINEPREFIX:-}" ]; then

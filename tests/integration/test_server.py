@@ -327,6 +327,66 @@ def test_stopped_wine_server_leaves_no_process():
             proc.wait()
 
 
+FAKE_WINE = r"""#!/bin/sh
+# A program's start: it fails as Wine's client does when its server is going away.
+s=$WINEPREFIX/fake-server
+if [ -e "$s.dying" ]; then
+    echo "run $$: wine client error:0: recvmsg: Connection reset by peer" >> "$WINEPREFIX/fake.log"
+    echo "wine client error:0: recvmsg: Connection reset by peer" >&2; exit 1
+fi
+touch "$s"; echo "run $$: ok" >> "$WINEPREFIX/fake.log"
+"""
+FAKE_WINESERVER = r"""#!/bin/sh
+# -k: the server goes away in $FAKE_SHUTDOWN_S (saving its registry); -w: wait for it.
+s=$WINEPREFIX/fake-server
+case $1 in
+-k) [ -e "$s" ] && mv "$s" "$s.dying" && { (sleep "$FAKE_SHUTDOWN_S"; rm -f "$s.dying") > /dev/null 2>&1 & } ;;
+-w) while [ -e "$s.dying" ]; do sleep 0.05; done ;;
+esac
+exit 0
+"""
+
+
+def test_last_wine_run_leaves_no_dying_server():
+    """repro/fpc/wine-server.sh, the last run in a prefix to leave, stops
+    its Wine server; a run that comes next must not reach that server
+    while it goes away (c79: 'wine client error:0: recvmsg: Connection
+    reset by peer', one fpcunit program of 22 run one after another).
+    Fake wine and wineserver (a shutdown that takes 2 s, longer than the
+    0.7 s a stop by SIGTERM allows it) give the two orders: a run started
+    after the last one exited, and one started while it shuts down.
+    Each must find no dying server."""
+    bindir = Path(tempfile.mkdtemp(prefix="fakewine.", dir=TMP))
+    for name, text in (("wine", FAKE_WINE), ("wineserver", FAKE_WINESERVER)):
+        (bindir / name).write_text(text)
+        (bindir / name).chmod(0o755)
+    prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
+    (prefix / ".kit-ready").touch()
+    exe = prefix / "prog.exe"
+    exe.touch()
+    env = dict(os.environ, WINEPREFIX=str(prefix), FAKE_SHUTDOWN_S="2",
+               PATH=f"{bindir}:{os.environ['PATH']}")
+    cmd = [str(kit.TOP / "repro" / "fpc" / "wine-server.sh"), str(exe)]
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    first, after = run(), run()
+    check((first.returncode, after.returncode) == (0, 0),
+          f"one after another: exits {first.returncode}, {after.returncode}; {after.stderr!r}")
+    leaving = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        check(kit._poll(lambda: (prefix / "fake-server.dying").exists(), 10),
+              "the last run never stopped its server")
+        meanwhile = run()
+    finally:
+        leaving.wait(30)
+    check((leaving.returncode, meanwhile.returncode) == (0, 0),
+          f"one while the other shuts down: exits {leaving.returncode}, {meanwhile.returncode}; "
+          f"{meanwhile.stderr!r}")
+    log = (prefix / "fake.log").read_text()
+    check(log.count(": ok\n") == 4 and "reset" not in log, f"the runs: {log!r}")
+
+
 def test_refused_flags_keep_their_reason():
     """A server that refuses its flags (its reason on stderr, stdout closed,
     exit 2) is Unsupported with its own reason: nothing of the kit's goes to
