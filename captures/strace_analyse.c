@@ -23,6 +23,9 @@
  * timeouts per connection.  A TCP_NODELAY set on an fd that never becomes
  * a connection (Wine sets it on a transient dup in the accepting thread)
  * still counts in "tcp_nodelay_total", and in "tcp_nodelay_unattached".
+ * Under strace -y ("12<socket:[4711]>") an fd's socket is known: an fd
+ * whose number now names another socket is forgotten, and data on a copy
+ * of a connection's socket counts for that connection (arg_inode).
  */
 #include "strace_analyse.h"
 
@@ -34,6 +37,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +53,7 @@ struct sconn {
     int64_t t_accept;
     char peer[64];
     int discovered;               /* no accept() seen: found by its traffic */
+    unsigned long inode;          /* its socket (strace -y), 0 = unknown */
     int tcp_nodelay, so_rcvtimeo, so_sndtimeo, setsockopt_other;
     int responses, *sends;        /* sends[i] for response i */
     int cap_sends, sends_before_first;
@@ -317,6 +322,7 @@ static struct sconn *discover(long pid, long fd, int64_t t)
         return NULL;
     struct sconn *c = new_conn(pid, fd, t);
     c->discovered = 1;
+    c->inode = sf_get(c->group, fd, 1)->inode = saved.inode;
     int k = 0;
     while (k < ndisc_groups && disc_groups[k] != c->group)
         k++;
@@ -329,6 +335,62 @@ static struct sconn *discover(long pid, long fd, int64_t t)
     c->setsockopt_other = saved.pend_other;
     c->sel = saved.pend_sel;
     return c;
+}
+
+/* strace -y names the socket behind an fd: "12<socket:[4711]>" (the kit
+ * traces win64 servers so).  Wine hands a program a fresh copy of a
+ * socket's fd for a call and closes it unseen (those traces have no
+ * close), so the number one connection goes by can change between two
+ * sends of a response: a thread's exit had freed a lower one (horse trunk
+ * (win64): sendto per response [1, 2], the body's send on a number not
+ * yet known, in 1 of 12 runs).  The inode ties the copies together. */
+static unsigned long arg_inode(const char *s, size_t n)
+{
+    const char *p = memmem(s, n, "<socket:[", 9), *e = s + n;
+    unsigned long v = 0;
+    if (!p)
+        return 0;
+    for (p += 9; p < e && isdigit((unsigned char)*p); p++) {
+        if (v > (ULONG_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (unsigned long)(*p - '0');
+    }
+    return p < e && *p == ']' ? v : 0;
+}
+
+/* The fd names socket ino now: a number that named another socket before
+ * is forgotten first, as a close would have made it. */
+static void note_inode(long pid, long fd, unsigned long ino)
+{
+    struct sf_ent *e = sf_get(sf_group(pid), fd, 1);
+    if (e->inode && e->inode != ino)
+        sf_reset(e);
+    e->inode = ino;
+    if (e->conn && !conns[e->conn - 1].inode)
+        conns[e->conn - 1].inode = ino;
+}
+
+/* A copy of a known connection's socket, on a number not tied to it yet:
+ * the connection of the same process with that socket (the latest). */
+static struct sconn *adopt(long pid, long fd)
+{
+    struct sf_ent *e = sf_get(sf_group(pid), fd, 0);
+    size_t i;
+    if (!e || !e->inode || e->listener)
+        return NULL;
+    for (i = nconns; i-- > 0;)
+        if (conns[i].group == e->group && conns[i].inode == e->inode) {
+            struct sconn *c = &conns[i];
+            c->tcp_nodelay += e->pend_nodelay;
+            nodelay_unattached -= e->pend_nodelay;
+            c->so_rcvtimeo += e->pend_rcvtimeo;
+            c->so_sndtimeo += e->pend_sndtimeo;
+            c->setsockopt_other += e->pend_other;
+            e->pend_nodelay = e->pend_rcvtimeo = e->pend_sndtimeo = e->pend_other = 0;
+            e->conn = (long)i + 1;
+            return c;
+        }
+    return NULL;
 }
 
 static int starts_http(const char *name, const char *args, size_t n, int response)
@@ -437,11 +499,18 @@ static void on_call(long pid, const char *name, const char *args, size_t n, long
     long fd = -1;
     (void)ret_known;
     calls_parsed++;
-    if (st_split_args(args, n, st, sl, 2) >= 1)
+    unsigned long ino = 0;
+    if (st_split_args(args, n, st, sl, 2) >= 1) {
         fd = arg_long(st[0], sl[0]);
+        ino = fd >= 0 ? arg_inode(st[0], sl[0]) : 0;
+    }
+    if (ino)
+        note_inode(pid, fd, ino);
     if (on_socket_call(pid, name, args, n, fd, ret, t, dur))
         return;
     struct sconn *c = conn_of(pid, fd);
+    if (!c && ino && (st_is_name(name, read_calls) || st_is_name(name, write_calls)))
+        c = adopt(pid, fd);
     if (!c && fd >= 0 && ret > 0 &&
         ((st_is_name(name, read_calls) && starts_http(name, args, n, 0)) ||
          (st_is_name(name, write_calls) && starts_http(name, args, n, 1))))

@@ -21,6 +21,7 @@
 struct sf_ent {
     long group, fd;
     long conn;           /* connection index + 1, 0 = none */
+    unsigned long inode; /* the socket behind it (strace -y), 0 = unknown */
     int listener;        /* a listening socket */
     /* setsockopt calls seen before we knew what the socket is */
     int pend_nodelay, pend_rcvtimeo, pend_sndtimeo, pend_other;

@@ -116,6 +116,19 @@ check "wine transient fds: one connection, accept handed over" \
 check "wine transient fds: 2 sendmsg per response" \
     "$(sed -n 's/.*"sends_per_response": \[\([0-9, ]*\)\].*/\1/p' "$TMP/w2.json")" 2
 
+# The shape of /tmp/hang's horse trunk (win64) run whose sendto per response
+# came out [1, 2] (a real Wine trace, cut to the calls that matter; strace
+# -y as the kit now traces Windows programs): the program gets a fresh copy
+# of the socket's fd for each call, a thread's exit frees a lower number,
+# and the body's send goes out on fd 12 while the head went on fd 18.  The
+# socket's inode ties them together; fd 18 later names another socket, a
+# connection of its own.
+w=$ROOT/captures/tests/fixtures/wine-renumbered-fd.strace
+"$SA" --json "$w" >"$TMP/w3.json"
+check "wine renumbered fd: 2 sends per response on each connection" \
+    "$(grep -o '"sends_per_response": \[[0-9, ]*\]' "$TMP/w3.json" | tr '\n' ' ')" \
+    '"sends_per_response": [2, 2] "sends_per_response": [2] '
+
 # --- any fd, any number: 70,000 accepts (fds up to 70,003) and 20-digit
 # values must count exactly, without undefined behaviour.
 awk 'BEGIN {

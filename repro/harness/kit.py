@@ -399,6 +399,11 @@ class Verdict:
 # slow: seccomp-bpf filtering and network calls only
 # (repro/fpc/win64-strace.md).
 WINE_PRIVATE = wineprefix.Pool(int(os.environ.get("KIT_WINE_PRIVATE", "3")))
+# A traced Windows program gets a fresh copy of a socket's fd from its Wine
+# server for a call, and the number can change within one response; -y
+# names the socket behind each fd, and strace-analyse ties the copies
+# together by it (captures/strace_analyse.c, arg_inode).
+WINE_STRACE_EXTRA = ["-y"]
 
 
 def _server(row: Row, outdir: Path, tag: str, flags: list[str],
@@ -410,7 +415,7 @@ def _server(row: Row, outdir: Path, tag: str, flags: list[str],
         srv.nice = HEAVY_NICE
         srv.ready_deadline_s = 90.0
         if strace:
-            srv.strace_trace, srv.strace_extra = "network", ["--seccomp-bpf"]
+            srv.strace_trace, srv.strace_extra = "network", ["--seccomp-bpf", *WINE_STRACE_EXTRA]
             srv.prefix_pool = WINE_PRIVATE
     return srv
 

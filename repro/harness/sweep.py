@@ -153,6 +153,7 @@ class Subject:
                          env=self.env or None)
         if self.kind == "win64":
             srv.ready_deadline_s = 90.0
+            srv.strace_extra = list(kit.WINE_STRACE_EXTRA)
         return srv
 
 
