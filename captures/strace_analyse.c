@@ -311,6 +311,18 @@ static void on_accept(long pid, const char *args, size_t n, long ret, int64_t t)
     peer_of(new_conn(pid, ret, t), args, n);
 }
 
+/* setsockopt counts of an fd that turned out to carry connection c. */
+static void pending_to_conn(struct sconn *c, struct sf_ent *e)
+{
+    c->tcp_nodelay += e->pend_nodelay;
+    nodelay_unattached -= e->pend_nodelay;
+    c->so_rcvtimeo += e->pend_rcvtimeo;
+    c->so_sndtimeo += e->pend_sndtimeo;
+    c->setsockopt_other += e->pend_other;
+    e->pend_nodelay = e->pend_rcvtimeo = e->pend_sndtimeo = e->pend_other = 0;
+    e->pend_names[0] = 0;
+}
+
 /* An fd we did not see accepted carries HTTP: a connection accepted in
  * another process (Wine's wineserver accepts and hands the fd over).  Its
  * earlier setsockopt calls now count for it. */
@@ -328,11 +340,7 @@ static struct sconn *discover(long pid, long fd, int64_t t)
         k++;
     if (k == ndisc_groups && k < 16)
         disc_groups[ndisc_groups++] = c->group;
-    c->tcp_nodelay = saved.pend_nodelay;
-    nodelay_unattached -= saved.pend_nodelay;
-    c->so_rcvtimeo = saved.pend_rcvtimeo;
-    c->so_sndtimeo = saved.pend_sndtimeo;
-    c->setsockopt_other = saved.pend_other;
+    pending_to_conn(c, &saved);
     c->sel = saved.pend_sel;
     return c;
 }
@@ -380,15 +388,9 @@ static struct sconn *adopt(long pid, long fd)
         return NULL;
     for (i = nconns; i-- > 0;)
         if (conns[i].group == e->group && conns[i].inode == e->inode) {
-            struct sconn *c = &conns[i];
-            c->tcp_nodelay += e->pend_nodelay;
-            nodelay_unattached -= e->pend_nodelay;
-            c->so_rcvtimeo += e->pend_rcvtimeo;
-            c->so_sndtimeo += e->pend_sndtimeo;
-            c->setsockopt_other += e->pend_other;
-            e->pend_nodelay = e->pend_rcvtimeo = e->pend_sndtimeo = e->pend_other = 0;
+            pending_to_conn(&conns[i], e);
             e->conn = (long)i + 1;
-            return c;
+            return &conns[i];
         }
     return NULL;
 }

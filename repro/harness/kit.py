@@ -1289,6 +1289,7 @@ def server_unread(pid: int, server: tuple[str, int],
     is looked up in /proc/P/net/tcp[6] of a process P of its tree, a small
     table there: rx_queue, one read for all the ports."""
     want, found, seen = {c[1] for c in clients}, {}, set()
+    own_ns = os.readlink("/proc/self/ns/net")
     for p in _tree_pids(pid):
         try:
             ns = os.readlink(f"/proc/{p}/ns/net")
@@ -1297,7 +1298,7 @@ def server_unread(pid: int, server: tuple[str, int],
         if ns in seen:
             continue
         seen.add(ns)
-        if ns == os.readlink("/proc/self/ns/net"):
+        if ns == own_ns:
             try:
                 found.update(tcpdiag.unread(server, clients))
             except OSError:
