@@ -125,10 +125,21 @@ class Server:
     env: dict | None = None
     strace_trace: str = STRACE_TRACE
     strace_extra: list[str] = field(default_factory=list)
-    ready_deadline_s: float = 10.0 * SLOW   # valgrind's start, niced, on a loaded machine
+    # A hang guard, never a verdict on speed: a start that is slow but
+    # moving must not reach it.  It was 10 s; on a fresh 2-core VM whose
+    # page faults cost ~50x (f1: 4 GiB zeroed in 17-19 s), Horse's sample
+    # script (a namespace, a veth pair, tcpdump, then the sample), traced
+    # with strace -f beside B8's 4,400 connections, had not printed its
+    # line after 10 s twice running, its processes still working (mkdir,
+    # ip, awk), and failed its row.  SLOW: valgrind's start, niced.
+    ready_deadline_s: float = 60.0 * SLOW
     prefix_pool: wineprefix.Pool | None = None   # a private Wine prefix, start to stop
     _prefix: Path | None = field(default=None, repr=False)   # the one taken from it
     nice: int = 0                         # see HEAVY_NICE
+    # A launcher script that cleans up after its program (Horse's sample:
+    # its capture, its namespace) may take this long more, past stop's
+    # deadline, before a second signal cuts its cleanup short (Row).
+    cleanup_s: float = 0.0
 
     def start(self, ready_deadline_s: float | None = None) -> "Server":
         if self.prefix_pool:
@@ -240,34 +251,14 @@ class Server:
     def stop(self, deadline_s: float = STOP_DEADLINE_S) -> str:
         """SIGTERM to the server (the PID we started, or strace's child);
         records whether it exited on it.  One that ignores SIGTERM for
-        deadline_s is killed: the kit must not hang (that is B7's
-        signature, recorded in stopped_by_term)."""
+        deadline_s (and cleanup_s) is killed: the kit must not hang (that
+        is B7's signature, recorded in stopped_by_term)."""
         if self.proc and self.proc.poll() is None:
             pid = self._server_pid()
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(deadline_s)
-                self.stopped_by_term = True
-            except subprocess.TimeoutExpired:
-                # Ignored: B7's signature.  A second SIGTERM makes server-min
-                # exit at once (status 3); the real server needs KILL.
-                self.stopped_by_term = False
-                for sig, wait_s in ((signal.SIGTERM, 1.0), (signal.SIGKILL, None)):
-                    try:
-                        os.kill(pid, sig)
-                    except ProcessLookupError:
-                        pass
-                    try:
-                        self.proc.wait(wait_s)
-                        break
-                    except subprocess.TimeoutExpired:
-                        continue
-                if self.proc.poll() is None:
-                    self.proc.kill()
-                    self.proc.wait()
+            _signal(pid, signal.SIGTERM)
+            self.stopped_by_term = self._exits_within(deadline_s)
+            if not self.stopped_by_term and not self._exits_within(self.cleanup_s):
+                self._escalate(pid, deadline_s + self.cleanup_s)
         if self.proc:
             self.exit_code = self.proc.returncode
             self.proc.stdout.close()
@@ -277,11 +268,85 @@ class Server:
         self.log = self.log_path.read_text(errors="replace")
         return self.log
 
+    def _exits_within(self, seconds: float) -> bool:
+        try:
+            self.proc.wait(seconds)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    def _escalate(self, pid: int, waited_s: float) -> None:
+        """Ignored: B7's signature.  A second SIGTERM makes server-min exit
+        at once (status 3); the real server needs KILL, and so does every
+        process it started: killed alone, a launcher leaves its children to
+        init, and strace waits for its tracees for ever (f1: Horse's sample
+        script killed mid-cleanup, its tcpdump left running, the measure
+        hung).  So its tree is killed whole, and under strace every process
+        our strace traces (a child orphaned by its parent's death still is)."""
+        _signal(pid, signal.SIGTERM)
+        if self._exits_within(1.0):
+            return
+        self._note(f"still running {waited_s + 1:g} s after SIGTERM; killed, with every "
+                   "process it started:", process_tree(pid))
+        ours = tree_pids(pid) + (traced_by(self.proc.pid) if self.strace_path else [])
+        starts = {p: start_time(p) for p in ours}
+        for p, start in starts.items():
+            if start is not None and start_time(p) == start:   # not a PID reused since
+                _signal(p, signal.SIGKILL)
+        if not self._exits_within(STOP_DEADLINE_S):
+            self.proc.kill()   # strace, whose tracees are gone now
+            self.proc.wait()
+
     def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def start_time(pid: int) -> int | None:
+    """When PID started (clock ticks since boot): a PID and its start time
+    name one process, never a later one that reused the number."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def traced_by(tracer: int) -> list[int]:
+    """Every process that TRACER (our strace) traces."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                status = Path(f"/proc/{d}/status").read_text()
+            except OSError:
+                continue
+            if re.search(rf"^TracerPid:\s+{tracer}$", status, re.M):
+                pids.append(int(d))
+    return pids
+
+
+def tree_pids(pid: int) -> list[int]:
+    """PID and its descendants, parents first (taken before a KILL: a child
+    whose parent has gone belongs to init, no longer to the tree)."""
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop(0)
+        pids.append(p)
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                todo += [int(c) for c in Path(f"/proc/{p}/task/{t}/children").read_text().split()]
+        except (OSError, ValueError):
+            continue   # it has gone
+    return pids
 
 
 def process_tree(pid: int) -> list[str]:
@@ -368,6 +433,7 @@ class Row:
     needs: str = ""   # a row that must be fixed with it (an interaction)
     path: Path | None = None   # a server outside build/<variant> (real FPC)
     wrap: list[str] = field(default_factory=list)  # e.g. the Wine launcher
+    cleanup_s: float = 0.0   # Server.cleanup_s: how long wrap may take to clean up
     env: dict = field(default_factory=dict)
     counterpart: str = ""   # the clone row whose verdicts it must equal
     platform: str = "linux"
@@ -410,7 +476,7 @@ def _server(row: Row, outdir: Path, tag: str, flags: list[str],
             strace: bool = False) -> Server:
     srv = Server(row.argv(flags), log_path=outdir / f"{tag}.server.log",
                  strace_path=(outdir / f"{tag}.strace") if strace else None,
-                 env=row.env or None)
+                 env=row.env or None, cleanup_s=row.cleanup_s)
     if row.platform == "win64":
         srv.nice = HEAVY_NICE
         srv.ready_deadline_s = 90.0

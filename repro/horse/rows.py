@@ -213,7 +213,11 @@ def rows(clones: list[Row], fpc322: list[Row], win64_env: dict) -> list[Row]:
                     exe("trunk", "stock", "stock", "console"),
                     "Horse's own sample, unchanged (port 9000: a network namespace per run, "
                     "captures one at a time)",
-                    wrap=[str(HERE / "sample-server.sh")]))
+                    wrap=[str(HERE / "sample-server.sh")],
+                    # its stop: the sample and tcpdump (stop_pid: 5 s each,
+                    # then KILL) and the namespace, forked and polled under
+                    # strace on a loaded machine (f1: more than 3 s)
+                    cleanup_s=30.0))
     for r in fpc322:
         v = r.variant[len("fpc-"):]
         for hset, pname, what, p in [("stock", "", "", None)] + horse_variants():

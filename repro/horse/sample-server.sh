@@ -52,7 +52,12 @@ ns="" pid="" tcpdump_pid="" counter_pid=""
 # shellcheck disable=SC2317  # runs from the trap
 on_exit() {
     # The sample, then the capture (the counter drains what it wrote), then
-    # the namespace (its veth pair goes with it).
+    # the namespace (its veth pair goes with it).  Not cut short by another
+    # TERM: the kit sends a second one when the first has not ended us in
+    # its deadline, and under strace on a loaded machine this cleanup takes
+    # longer (f1: the second TERM ended it after the sample, tcpdump was
+    # left running and the namespace in place).
+    trap '' TERM INT
     [[ -n $pid ]] && stop_pid "$pid"
     [[ -n $tcpdump_pid ]] && stop_pid "$tcpdump_pid"
     [[ -n $counter_pid ]] && wait "$counter_pid"

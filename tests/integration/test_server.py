@@ -241,6 +241,123 @@ def test_hung_wine_program_names_its_wine_server():
     check(gone == [f"no Wine server runs for {prefix}"], f"after wineserver -k: {gone}")
 
 
+def launcher(name: str, body: str) -> Path:
+    """A fake server: a bash script that says it is ready and waits."""
+    path = TMP / f"{name}.sh"
+    path.write_text("#!/bin/bash\n" + body + "\necho 'listening 127.0.0.1:1'\n"
+                    "while :; do sleep 0.2; done\n")
+    path.chmod(0o755)
+    return path
+
+
+def runs(pid: int, born: int | None) -> bool:
+    """PID is still the process that started at born, and not a zombie
+    (a killed orphan waits for init to reap it)."""
+    try:
+        st = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return st[0] not in "ZX" and int(st[19]) == born
+
+
+def stop_bounded(s: Server, deadline_s: float, bound_s: float = 60) -> None:
+    """s.stop(deadline_s), which must return within bound_s."""
+    ex = ThreadPoolExecutor(1)
+    try:
+        ex.submit(s.stop, deadline_s).result(bound_s)
+    except TimeoutError:
+        raise Fail(f"stop did not return in {bound_s} s") from None
+    finally:
+        ex.shutdown(wait=False)
+
+
+def test_stop_kills_what_a_stubborn_server_started():
+    """A server still running after SIGTERM is killed with every process it
+    started, and stop returns: one that ignores TERM (its child would go to
+    init), and, under strace, one that exits and leaves a child behind
+    (strace waits for its tracees: stop hung for ever, f1's Horse sample)."""
+    cases = [("stays", "trap '' TERM", False)]
+    if kit.have_strace():
+        cases.append(("exits", "trap 'exit 0' TERM", True))
+    for name, trap, strace in cases:
+        script = launcher(name, "( trap '' TERM; exec sleep 300 ) &\necho $! > \"$1\"\n" + trap)
+        pidfile = TMP / f"{name}.child"
+        s = Server([str(script), str(pidfile)], log_path=TMP / f"{name}.log",
+                   strace_path=TMP / f"{name}.strace" if strace else None)
+        s.start(ready_deadline_s=60)
+        child = int(pidfile.read_text())
+        born = kit.start_time(child)
+        try:
+            stop_bounded(s, 0.5)
+            log = s.log_path.read_text()
+            check(s.stopped_by_term is False, f"{name}: stopped_by_term {s.stopped_by_term}")
+            check(not runs(child, born), f"{name}: its child {child} still runs")
+            check("kit: still running 1.5 s after SIGTERM; killed, with every process it started:"
+                  in log, f"{name}: log {log!r}")
+        finally:
+            if runs(child, born):
+                os.kill(child, 9)
+
+
+def test_stop_lets_a_launcher_finish_its_cleanup():
+    """A launcher whose cleanup outlasts the stop deadline (Horse's sample
+    under strace on a loaded machine) finishes it when given cleanup_s:
+    not a second signal in the middle.  Without cleanup_s, the kill cuts
+    it (the marker stays): what Row.cleanup_s is for."""
+    script = launcher("cleanup", 'cleanup() { trap \'\' TERM; sleep 3; rm -f "$1"; exit 0; }\n'
+                      "trap 'cleanup \"$1\"' TERM")
+    for cleanup_s, finished in ((30.0, True), (0.0, False)):
+        mark = TMP / f"cleanup-{cleanup_s:g}.mark"
+        mark.touch()
+        s = Server([str(script), str(mark)], log_path=TMP / f"cleanup-{cleanup_s:g}.log",
+                   cleanup_s=cleanup_s)
+        s.start(ready_deadline_s=60)
+        stop_bounded(s, 0.2)
+        killed = "kit: still running" in s.log_path.read_text()
+        check(s.stopped_by_term is False, f"cleanup_s {cleanup_s}: stopped_by_term {s.stopped_by_term}")
+        check((not mark.exists(), not killed, s.exit_code == 0) == (finished,) * 3,
+              f"cleanup_s {cleanup_s}: marker gone {not mark.exists()}, killed {killed}, "
+              f"exit {s.exit_code}")
+
+
+def test_sample_server_cleans_up_through_a_second_term():
+    """repro/horse/sample-server.sh ends its program, its tcpdump and its
+    namespace on SIGTERM, and a second SIGTERM in the middle of that does
+    not cut it short (f1: it did; tcpdump and the namespace were left).
+    The program is a stand-in that listens on the sample's port."""
+    if os.geteuid() != 0 or not (shutil.which("tcpdump") and shutil.which("ip")):
+        raise Skip("needs root, tcpdump and ip (Debian packages tcpdump, iproute2)")
+    prog = TMP / "sample-standin.sh"
+    prog.write_text("#!/bin/sh\nexec python3 -m http.server 9000 --bind 0.0.0.0\n")
+    prog.chmod(0o755)
+    p = subprocess.Popen([str(kit.TOP / "repro" / "horse" / "sample-server.sh"), str(prog),
+                          "--horse"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = p.stdout.readline()
+        check(line.startswith("listening "), f"no readiness line: {line!r}")
+        tree = {q: kit.start_time(q) for q in kit.tree_pids(p.pid)[1:]}
+        names = {q: Path(f"/proc/{q}/comm").read_text().strip() for q in tree}
+        sample = [q for q, n in names.items() if n == "python3"]
+        check(len(sample) == 1 and "tcpdump" in names.values(), f"its processes: {names}")
+        ns = subprocess.run(["ip", "netns", "identify", str(sample[0])], capture_output=True,
+                            text=True).stdout.strip()
+        check(ns.startswith("kithorse-"), f"the sample's namespace: {ns!r}")
+        p.terminate()
+        deadline = time.monotonic() + 30
+        while runs(sample[0], tree[sample[0]]) and time.monotonic() < deadline:
+            time.sleep(0.01)   # the cleanup has begun once the sample has gone
+        p.terminate()
+        check(p.wait(60) == 0, f"exit {p.returncode}")
+        left = [names[q] for q, born in tree.items() if runs(q, born)]
+        check(not left, f"left running: {left}")
+        check(ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                       text=True).stdout, f"namespace {ns} left in place")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def test_server_unread_asks_the_kernel():
     """B12's wait: the bytes a server has not read, per client port, as
     the kernel counts them (kit.server_unread by tcpdiag, one 4-tuple at a
