@@ -153,6 +153,38 @@ def test_b3_medians_checked_against_strace():
     check(st.state == "reproduced", f"stock: {st.state}: {st.figure}")
 
 
+def _slow_fresh_compare(row, outdir, tag):
+    """b3_compare's dict as f1 gave it (a slow 2-core VM at load 120, horse
+    trunk + accept-absolute-form, stock fcl-web): a fresh connection
+    slower than the stalled reused requests, the idle-gap control 131x
+    faster than they."""
+    ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
+          "reused": True}
+    return {"ka": ka, "ratio_p50": 0.866, "reused_p50_us": 48271, "first_us": 32861,
+            "fresh_p50_us": 55737, "idle_gap_rest_p50_us": 368, "server_conn_ids": [1]}
+
+
+def test_b3_clean_medians_checked_against_strace():
+    """The other way round: medians that say clean are not enough where
+    strace shows that every reused response waits for an ACK (Nagle on,
+    two writes a response: stock): measured again, and clean again is
+    "inconclusive", never "fixed"; with TCP_NODELAY on every connection
+    the same medians still mean fixed.  Real servers and strace; only the
+    medians are the slow machine's."""
+    if not kit.have_strace():
+        raise Skip("no strace")
+    real = kit.b3_compare
+    kit.b3_compare = _slow_fresh_compare
+    try:
+        st = kit.measure_b3(row("stock"), TMP / "b3-slow-stock", True)
+        nd = kit.measure_b3(row("set-tcp-nodelay"), TMP / "b3-slow-nd", True)
+    finally:
+        kit.b3_compare = real
+    check(st.state == "inconclusive" and "so a stall on every reused request" in st.figure,
+          f"stock: {st.state}: {st.figure}")
+    check(nd.state == "fixed", f"set-tcp-nodelay: {nd.state}: {nd.figure}")
+
+
 def test_announce_close_fixes_b4():
     _fixes("announce-close", "B4")
 
