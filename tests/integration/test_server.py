@@ -124,14 +124,36 @@ def test_set_tcp_nodelay_fixes_b3():
               f"nodelay {v.data['tcp_nodelay_per_connection']}")
 
 
-def _loaded_compare(row, outdir, tag):
-    """b3_compare's dict as a loaded machine gave it in c40 (real trunk +
-    all, six suite steps at once): reused requests 16x the controls on one
-    proven connection."""
-    ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
-          "reused": True}
-    return {"ka": ka, "ratio_p50": 16.1, "reused_p50_us": 1610, "first_us": 200,
-            "fresh_p50_us": 100, "idle_gap_rest_p50_us": 100, "server_conn_ids": [1]}
+def _given_medians(ratio: float, reused: int, first: int, fresh: int, gap: int):
+    """A stand-in for kit.b3_compare: 30 requests answered on one proven
+    connection, with these medians (us) and reuse/off ratio."""
+    def compare(row, outdir, tag):
+        ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
+              "reused": True}
+        return {"ka": ka, "ratio_p50": ratio, "reused_p50_us": reused, "first_us": first,
+                "fresh_p50_us": fresh, "idle_gap_rest_p50_us": gap, "server_conn_ids": [1]}
+    return compare
+
+
+# c40 (real trunk + all, six suite steps at once): reused 16x both controls.
+LOADED = _given_medians(16.1, 1610, 200, 100, 100)
+# f1 (a slow 2-core VM at load 120, horse trunk + accept-absolute-form,
+# stock fcl-web): a fresh connection slower than the stalled reused
+# requests, the idle-gap control 131x faster than they.
+SLOW_FRESH = _given_medians(0.866, 48271, 32861, 55737, 368)
+
+
+def _b3_with_medians(compare, variants: tuple[str, ...], tag: str) -> dict:
+    """measure_b3 on each variant's real server, strace included, with the
+    medians compare gives: the verdict as the counts then make it."""
+    if not kit.have_strace():
+        raise Skip("no strace")
+    real = kit.b3_compare
+    kit.b3_compare = compare
+    try:
+        return {v: kit.measure_b3(row(v), TMP / f"b3-{tag}-{v}", True) for v in variants}
+    finally:
+        kit.b3_compare = real
 
 
 def test_b3_medians_checked_against_strace():
@@ -140,28 +162,10 @@ def test_b3_medians_checked_against_strace():
     never "reproduced"; on stock (Nagle on, two writes a response) the same
     medians still mean reproduced.  The servers and strace are real; only
     the medians are the loaded machine's."""
-    if not kit.have_strace():
-        raise Skip("no strace")
-    real = kit.b3_compare
-    kit.b3_compare = _loaded_compare
-    try:
-        nd = kit.measure_b3(row("set-tcp-nodelay"), TMP / "b3-loaded-nd", True)
-        st = kit.measure_b3(row("stock"), TMP / "b3-loaded-stock", True)
-    finally:
-        kit.b3_compare = real
+    got = _b3_with_medians(LOADED, ("set-tcp-nodelay", "stock"), "loaded")
+    nd, st = got["set-tcp-nodelay"], got["stock"]
     check(nd.state == "inconclusive" and "so no stall" in nd.figure, f"set-tcp-nodelay: {nd.state}: {nd.figure}")
     check(st.state == "reproduced", f"stock: {st.state}: {st.figure}")
-
-
-def _slow_fresh_compare(row, outdir, tag):
-    """b3_compare's dict as f1 gave it (a slow 2-core VM at load 120, horse
-    trunk + accept-absolute-form, stock fcl-web): a fresh connection
-    slower than the stalled reused requests, the idle-gap control 131x
-    faster than they."""
-    ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
-          "reused": True}
-    return {"ka": ka, "ratio_p50": 0.866, "reused_p50_us": 48271, "first_us": 32861,
-            "fresh_p50_us": 55737, "idle_gap_rest_p50_us": 368, "server_conn_ids": [1]}
 
 
 def test_b3_clean_medians_checked_against_strace():
@@ -171,15 +175,8 @@ def test_b3_clean_medians_checked_against_strace():
     "inconclusive", never "fixed"; with TCP_NODELAY on every connection
     the same medians still mean fixed.  Real servers and strace; only the
     medians are the slow machine's."""
-    if not kit.have_strace():
-        raise Skip("no strace")
-    real = kit.b3_compare
-    kit.b3_compare = _slow_fresh_compare
-    try:
-        st = kit.measure_b3(row("stock"), TMP / "b3-slow-stock", True)
-        nd = kit.measure_b3(row("set-tcp-nodelay"), TMP / "b3-slow-nd", True)
-    finally:
-        kit.b3_compare = real
+    got = _b3_with_medians(SLOW_FRESH, ("stock", "set-tcp-nodelay"), "slow")
+    st, nd = got["stock"], got["set-tcp-nodelay"]
     check(st.state == "inconclusive" and "so a stall on every reused request" in st.figure,
           f"stock: {st.state}: {st.figure}")
     check(nd.state == "fixed", f"set-tcp-nodelay: {nd.state}: {nd.figure}")
