@@ -290,12 +290,16 @@ class Server:
                    "process it started:", process_tree(pid))
         ours = tree_pids(pid) + (traced_by(self.proc.pid) if self.strace_path else [])
         starts = {p: start_time(p) for p in ours}
-        for p, start in starts.items():
-            if start is not None and start_time(p) == start:   # not a PID reused since
-                _signal(p, signal.SIGKILL)
+        killed = {p: start for p, start in starts.items()
+                  if start is not None and alive(p, start)}   # not a PID reused since
+        for p in killed:
+            _signal(p, signal.SIGKILL)
         if not self._exits_within(STOP_DEADLINE_S):
             self.proc.kill()   # strace, whose tracees are gone now
             self.proc.wait()
+        # A KILL is delivered, not yet done, when kill() returns: an orphan
+        # may still run a moment after its launcher was reaped.
+        _poll(lambda: not any(alive(p, start) for p, start in killed.items()), STOP_DEADLINE_S)
 
     def __enter__(self):
         return self.start()
@@ -311,13 +315,26 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the state on ([] once it has gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def start_time(pid: int) -> int | None:
     """When PID started (clock ticks since boot): a PID and its start time
     name one process, never a later one that reused the number."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
+    st = _stat(pid)
+    return int(st[19]) if len(st) > 19 else None
+
+
+def alive(pid: int, born: int) -> bool:
+    """PID is still the process that started at born, and not a zombie (a
+    killed orphan waits for init to reap it)."""
+    st = _stat(pid)
+    return len(st) > 19 and st[0] not in "ZX" and int(st[19]) == born
 
 
 def traced_by(tracer: int) -> list[int]:
@@ -354,9 +371,8 @@ def process_tree(pid: int) -> list[str]:
     state and kernel wait channel, counted (what a server that never said
     it was ready was doing: a Wine program under a stalled Wine server
     waits in its own way, a deadlock in another)."""
-    lines, todo = [], [pid]
-    while todo:
-        p = todo.pop(0)
+    lines = []
+    for p in tree_pids(pid):
         try:
             name = Path(f"/proc/{p}/comm").read_text().strip()
             waits: dict[str, int] = {}
@@ -365,7 +381,6 @@ def process_tree(pid: int) -> list[str]:
                 try:
                     st = Path(f"{task}/stat").read_text().rsplit(")", 1)[1].split()[0]
                     wc = Path(f"{task}/wchan").read_text().strip() or "-"
-                    todo += [int(c) for c in Path(f"{task}/children").read_text().split()]
                 except OSError:
                     continue   # the thread has gone
                 waits[f"{st}:{wc}"] = waits.get(f"{st}:{wc}", 0) + 1
@@ -486,15 +501,19 @@ def _server(row: Row, outdir: Path, tag: str, flags: list[str],
     return srv
 
 
-def _start_first(row: Row, outdir: Path, tag: str,
-                 flag_sets: tuple[list[str], ...]) -> tuple[Server, list[str]]:
+def _start_first(row: Row, outdir: Path, tag: str, flag_sets: tuple[list[str], ...],
+                 nice: int | None = None) -> tuple[Server, list[str]]:
     """Start the row's server with the first of flag_sets it accepts (the
     last is the row's own flags): an fcl-web tree older than
     KeepConnections refuses --horse (make bisect), and is measured with
-    fphttpserver's defaults, or the Threaded a probe needs."""
+    fphttpserver's defaults, or the Threaded a probe needs.  nice: the
+    server's, in place of _server's."""
     for flags in flag_sets:
         try:
-            return _server(row, outdir, tag, flags).start(), flags
+            srv = _server(row, outdir, tag, flags)
+            if nice is not None:
+                srv.nice = nice
+            return srv.start(), flags
         except Unsupported:
             if flags is flag_sets[-1]:
                 raise
@@ -978,20 +997,15 @@ def b8_once(row: Row, outdir: Path, tag: str, extra: tuple[str, ...] = ()) -> Ve
     # "first 10: 0 answered, last 10: 10 answered", twice running).  So it
     # outlasts the probe's own bounds, wherever the tree has one (FPC 3.2.2
     # has none: it is asked without).
-    for hold in (["--request-read-timeout", str(B8_HOLD_MS)], []):
-        srv = _server(row, outdir, tag, B8_FLAGS + list(extra) + hold + row.flags)
-        # A sanitizer build runs in a pass niced as a whole (tests/run.sh),
-        # and TSan starts each new thread in step with its creator: at nice
-        # 19 beside a loaded machine the accepting thread took 1-2
-        # connections a second (a slow VM: 162 of 1,100 in 300 s beside 8
-        # busy loops; at nice 10, 1,091).
-        srv.nice = HEAVY_NICE if SLOW == 1 else 0
-        try:
-            srv.start()
-            break
-        except Unsupported:
-            if not hold:
-                raise
+    # A sanitizer build runs in a pass niced as a whole (tests/run.sh), and
+    # TSan starts each new thread in step with its creator: at nice 19
+    # beside a loaded machine the accepting thread took 1-2 connections a
+    # second (a slow VM: 162 of 1,100 in 300 s beside 8 busy loops; at
+    # nice 10, 1,091).
+    flags = B8_FLAGS + list(extra)
+    srv, _ = _start_first(row, outdir, tag, (flags + ["--request-read-timeout", str(B8_HOLD_MS)]
+                                             + row.flags, flags + row.flags),
+                          nice=HEAVY_NICE if SLOW == 1 else 0)
     try:
         res = probe(srv, "fdscale", "--connections", str(B8_CONNECTIONS),
                     "--sample", str(B8_SAMPLE), "--deadline-ms", str(B8_ANSWER_MS * SLOW),

@@ -279,16 +279,6 @@ def launcher(name: str, body: str) -> Path:
     return path
 
 
-def runs(pid: int, born: int | None) -> bool:
-    """PID is still the process that started at born, and not a zombie
-    (a killed orphan waits for init to reap it)."""
-    try:
-        st = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return False
-    return st[0] not in "ZX" and int(st[19]) == born
-
-
 def stop_bounded(s: Server, deadline_s: float, bound_s: float = 60) -> None:
     """s.stop(deadline_s), which must return within bound_s."""
     ex = ThreadPoolExecutor(1)
@@ -320,11 +310,11 @@ def test_stop_kills_what_a_stubborn_server_started():
             stop_bounded(s, 0.5)
             log = s.log_path.read_text()
             check(s.stopped_by_term is False, f"{name}: stopped_by_term {s.stopped_by_term}")
-            check(not runs(child, born), f"{name}: its child {child} still runs")
+            check(not kit.alive(child, born), f"{name}: its child {child} still runs")
             check("kit: still running 1.5 s after SIGTERM; killed, with every process it started:"
                   in log, f"{name}: log {log!r}")
         finally:
-            if runs(child, born):
+            if kit.alive(child, born):
                 os.kill(child, 9)
 
 
@@ -373,11 +363,11 @@ def test_sample_server_cleans_up_through_a_second_term():
         check(ns.startswith("kithorse-"), f"the sample's namespace: {ns!r}")
         p.terminate()
         deadline = time.monotonic() + 30
-        while runs(sample[0], tree[sample[0]]) and time.monotonic() < deadline:
+        while kit.alive(sample[0], tree[sample[0]]) and time.monotonic() < deadline:
             time.sleep(0.01)   # the cleanup has begun once the sample has gone
         p.terminate()
         check(p.wait(60) == 0, f"exit {p.returncode}")
-        left = [names[q] for q, born in tree.items() if runs(q, born)]
+        left = [names[q] for q, born in tree.items() if kit.alive(q, born)]
         check(not left, f"left running: {left}")
         check(ns not in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                        text=True).stdout, f"namespace {ns} left in place")
