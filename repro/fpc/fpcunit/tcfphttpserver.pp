@@ -67,6 +67,7 @@ type
     FOwner: TTestHTTPServerConnection;
     FNoDelayAtSend: TWriteLog;
     FReceived: Int64;               // bytes Recv returned so far
+    FReadEnd: Integer;              // under FOwner.FLock: 0 reading, 1 its client's end, 2 a read error
     FWaitThread: TThreadID;         // the thread of the first wait for bytes, and
     FHeapAtFirstWait: PtrUInt;      // its heap in use then (GetFPCHeapStatus)
     procedure WaitingForBytes;
@@ -249,6 +250,7 @@ type
     FWaitHeapGrowth: Int64;          // its thread's heap in use at the first of them, less at its first wait
     FWaitChanged: TSimpleEvent;
     FAbandoned: Boolean;
+    FTestFailure: string;            // the message of the test's own failure, for TearDown's
     FNoDelayAtAccept: Boolean;       // the test's socket handler sets TCP_NODELAY (the hazard tests)
     FRecordRequests: Boolean;        // HandleRequest keeps what it was given in FSeen
     FSeen: TSeenRequest;             // the last request's, under FLock
@@ -264,6 +266,8 @@ type
     procedure CountAcceptIdle(Sender: TObject);
     procedure HandlerAccepted(aHandler: TRecordingSocketHandler);
     procedure HandlerGone(aHandler: TRecordingSocketHandler);
+    procedure HandlerReadEnded(aHandler: TRecordingSocketHandler; aResult: Integer);
+    function OpenConnections: string;
     procedure HandlerSawData(aHandler: TRecordingSocketHandler);
     procedure HandlerSent(aHandler: TRecordingSocketHandler; aNoDelay: Boolean);
     procedure HandlerWaits(aHandler: TRecordingSocketHandler; aHeapGrowth: Int64);
@@ -290,6 +294,7 @@ type
     function Connect: TTestClient;
   protected
     procedure SetUp; override;
+    procedure RunTest; override;
     procedure TearDown; override;
   public
     constructor Create; override;
@@ -431,7 +436,9 @@ begin
   WaitingForBytes;
   Result := inherited Recv(Buffer, Count);
   if Result > 0 then
-    Inc(FReceived, Result);
+    Inc(FReceived, Result)
+  else if (Count > 0) and Assigned(FOwner) then
+    FOwner.HandlerReadEnded(Self, Result);
 end;
 
 function TRecordingSocketHandler.Send(const Buffer; Count: Integer): Integer;
@@ -853,6 +860,50 @@ begin
   end;
 end;
 
+procedure TTestHTTPServerConnection.HandlerReadEnded(aHandler: TRecordingSocketHandler; aResult: Integer);
+begin
+  FLock.Enter;
+  try
+    if (aHandler.FReadEnd = 0) and (aResult = 0) then
+      aHandler.FReadEnd := 1
+    else if aHandler.FReadEnd = 0 then
+      aHandler.FReadEnd := 2;
+  finally
+    FLock.Leave;
+  end;
+end;
+
+{ The connections whose handlers are not yet freed, by accept order, with
+  what their reads have come to. }
+
+function TTestHTTPServerConnection.OpenConnections: string;
+var
+  I: Integer;
+  H: TRecordingSocketHandler;
+  State: string;
+begin
+  Result := '';
+  FLock.Enter;
+  try
+    for I := 0 to FHandlers.Count - 1 do
+    begin
+      H := TRecordingSocketHandler(FHandlers[I]);
+      if not Assigned(H) then
+        Continue;
+      case H.FReadEnd of
+        0: State := 'has not read its client''s end';
+        1: State := 'read its client''s end';
+      else
+        State := 'had a read error';
+      end;
+      Result := Result + BoolToStr(Result = '', '', '; ') + Format('connection %d: %d bytes received, %s',
+        [I + 1, H.FReceived, State]);
+    end;
+  finally
+    FLock.Leave;
+  end;
+end;
+
 procedure TTestHTTPServerConnection.HandlerSent(aHandler: TRecordingSocketHandler; aNoDelay: Boolean);
 begin
   FLock.Enter;
@@ -1024,6 +1075,23 @@ begin
   Result.Port := 0;
   Result.OnRequest := @HandleRequest;
   Result.OnGetSocketHandler := @GetSocketHandler;
+end;
+
+{ A failure of TearDown replaces the test's own in the result (RunBare's
+  try..finally): StopServer names it in its own message. }
+
+procedure TTestHTTPServerConnection.RunTest;
+begin
+  FTestFailure := '';
+  try
+    inherited RunTest;
+  except
+    on E: Exception do
+    begin
+      FTestFailure := E.Message;
+      raise;
+    end;
+  end;
 end;
 
 procedure TTestHTTPServerConnection.TearDown;
@@ -1269,7 +1337,8 @@ begin
   begin
     FServer.Unwedge;
     if FNoConnections.WaitFor(WatchdogMs) <> wrSignaled then
-      Why := Format('%d connections left open after every client closed', [Counted(FLive)]);
+      Why := Format('%d connections left open after every client closed (%s)', [Counted(FLive),
+        OpenConnections]);
   end;
   FServer.Active := False;   // stops accepting; the accept loop leaves at its next wake-up
   WakeAcceptor;
@@ -1280,6 +1349,8 @@ begin
     FAbandoned := True;
     FThread := nil;
     FServer := nil;
+    if FTestFailure <> '' then
+      Why := Why + '; the test had failed before: ' + FTestFailure;
     Fail(Format('the server did not stop within the %d ms watchdog: %s', [WatchdogMs, Why]));
   end;
   FThread.WaitFor;
