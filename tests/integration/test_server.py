@@ -182,6 +182,48 @@ def test_b3_clean_medians_checked_against_strace():
     check(nd.state == "fixed", f"set-tcp-nodelay: {nd.state}: {nd.figure}")
 
 
+def _sweep_point(reused_ms: list[float], fresh_ms: list[float], gap_ms: float) -> dict:
+    """A sweep point (sweep.b3_point's fields) with these latencies, both
+    controls measured, every request answered on one proven connection."""
+    us = [round(x * 1000) for x in reused_ms]
+    fresh = [round(x * 1000) for x in fresh_ms]
+    return {"reused_us": sorted(us)[len(us) // 2], "fresh_us": sorted(fresh)[len(fresh) // 2],
+            "reuse_proven": True, "answered": 2 * (len(us) + 1), "requests": 2 * (len(us) + 1),
+            "bodies_ok": True, "controls_us": [sorted(fresh)[len(fresh) // 2], round(gap_ms * 1000)],
+            "reused_each_us": us, "fresh_each_us": fresh}
+
+
+# Fresh sockets on this machine under the suite's load (real trunk stock,
+# loopback, 20000 bytes; 0.9-13.1 ms, median 6.2 ms; reused 44-48 ms, idle
+# gap 0.6 ms), and the same scaled to f1's median (17.3 ms), where the
+# stall's 45.9 ms sat within the clean bound of 3x the fresh median.
+SWEEP_FRESH = [0.9, 1.0, 1.5, 1.5, 1.5, 1.6, 1.7, 2.6, 2.7, 3.9, 3.9, 5.4, 5.7, 5.8, 6.1, 6.2, 6.5,
+               7.6, 7.9, 7.9, 7.9, 8.2, 9.0, 9.4, 10.2, 10.3, 11.7, 11.9, 12.4, 13.1]
+SWEEP_FRESH_F1 = [round(x * 17.3 / 6.2, 1) for x in SWEEP_FRESH]
+SWEEP_STALLED = [44.0 + (i % 5) for i in range(29)]
+
+
+def test_sweep_stall_beside_slow_fresh_sockets():
+    """sweep.b3_state where its two controls disagree: a stall on every
+    reused request, 10x the idle-gap control but within 3x the median of
+    fresh sockets that load slowed (f1, c85: "fixed", the sweep red), is
+    reproduced when every reused request is slower than every fresh one;
+    a clean server's reused requests, slower than the idle gap but not than
+    fresh sockets, stay fixed, and so does the stall when one fresh socket
+    was as slow (the old verdict: the order does not decide)."""
+    import sweep  # here: the sweep pulls in modules no other test needs
+    cases = {
+        "stall, f1's fresh sockets": (_sweep_point(SWEEP_STALLED, SWEEP_FRESH_F1, 0.6), "reproduced"),
+        "clean, slower than the gap": (_sweep_point([6.0 + (i % 7) for i in range(29)], SWEEP_FRESH, 0.4),
+                                       "fixed"),
+        "stall, one fresh socket as slow": (_sweep_point(SWEEP_STALLED, [*SWEEP_FRESH_F1[:-1], 50.0], 0.6),
+                                            "fixed"),
+    }
+    got = {k: sweep.b3_state(dict(p)) for k, (p, _) in cases.items()}
+    check(all(got[k] == want for k, (_, want) in cases.items()),
+          "; ".join(f"{k}: {got[k]}, want {want}" for k, (_, want) in cases.items()))
+
+
 def test_announce_close_fixes_b4():
     _fixes("announce-close", "B4")
 
