@@ -225,14 +225,14 @@ def b3_state(p: dict) -> str:
     if not p["reuse_proven"] or p["answered"] != p["requests"] or not p["bodies_ok"] or not c:
         return "inconclusive"
     reused, each = p["reused_us"], p.pop("reused_each_us", [])
-    fresh_each = [x for x in p.pop("fresh_each_us", []) if x]
+    slowest_fresh = max((x for x in p.pop("fresh_each_us", []) if x), default=None)
     p["ratio"] = round(reused / p["fresh_us"], 2) if p["fresh_us"] else None
     p["stalled"] = sum(1 for x in each if x and x >= kit.B3_STALL_RATIO * min(c))
     if reused >= kit.B3_STALL_RATIO * min(c) and p["stalled"] >= len(each) - 1:
         if reused > kit.B3_CLEAN_RATIO * max(c):
             return "reproduced"
-        p["above_fresh"] = sum(1 for x in each if x and fresh_each and x > max(fresh_each))
-        if fresh_each and p["above_fresh"] >= len(each) - 1:
+        p["above_fresh"] = sum(1 for x in each if x and slowest_fresh and x > slowest_fresh)
+        if slowest_fresh and p["above_fresh"] >= len(each) - 1:
             return "reproduced"
     return "fixed" if reused <= kit.B3_CLEAN_RATIO * max(c) else "inconclusive"
 

@@ -13,6 +13,7 @@ line names them), else the folder goes.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -54,6 +55,11 @@ def server(variant: str, *flags: str, strace: bool = False, tag: str = "s") -> S
     return s
 
 
+# The probe's default 3 s for an answer, scaled where the server is slowed
+# (a sanitizer or valgrind: kit.SLOW).
+SEQ_DEADLINE_MS = str(3000 * kit.SLOW)
+
+
 def row(variant: str, *flags: str) -> Row:
     return Row(variant, variant, list(flags))
 
@@ -67,7 +73,7 @@ def test_seq_one_connection_id():
         # Under valgrind a response can take longer than the probe's 3 s
         # default: the probe's close then ends the run (the server logs a
         # failed read as status 500).  A deadline: it stretches by SLOW.
-        res = probe(s, "seq", "-n", "10", "--deadline-ms", str(3000 * kit.SLOW))
+        res = probe(s, "seq", "-n", "10", "--deadline-ms", SEQ_DEADLINE_MS)
     served = kit.served_requests(s.log)
     check(res["responses"] == 10, f"{res['responses']} of 10 answered ({res.get('outcome')})")
     check(res["connects"] == 1 and len(res["local_ports"]) == 1,
@@ -124,6 +130,17 @@ def test_set_tcp_nodelay_fixes_b3():
               f"nodelay {v.data['tcp_nodelay_per_connection']}")
 
 
+@contextlib.contextmanager
+def kit_stand_in(name: str, fn):
+    """kit.NAME is fn for the duration (kit's measures look it up at call time)."""
+    real = getattr(kit, name)
+    setattr(kit, name, fn)
+    try:
+        yield
+    finally:
+        setattr(kit, name, real)
+
+
 def _given_medians(ratio: float, reused: int, first: int, fresh: int, gap: int):
     """A stand-in for kit.b3_compare: 30 requests answered on one proven
     connection, with these medians (us) and reuse/off ratio."""
@@ -148,12 +165,8 @@ def _b3_with_medians(compare, variants: tuple[str, ...], tag: str) -> dict:
     medians compare gives: the verdict as the counts then make it."""
     if not kit.have_strace():
         raise Skip("no strace")
-    real = kit.b3_compare
-    kit.b3_compare = compare
-    try:
+    with kit_stand_in("b3_compare", compare):
         return {v: kit.measure_b3(row(v), TMP / f"b3-{tag}-{v}", True) for v in variants}
-    finally:
-        kit.b3_compare = real
 
 
 def test_b3_medians_checked_against_strace():
@@ -187,9 +200,10 @@ def _sweep_point(reused_ms: list[float], fresh_ms: list[float], gap_ms: float) -
     controls measured, every request answered on one proven connection."""
     us = [round(x * 1000) for x in reused_ms]
     fresh = [round(x * 1000) for x in fresh_ms]
-    return {"reused_us": sorted(us)[len(us) // 2], "fresh_us": sorted(fresh)[len(fresh) // 2],
+    fresh_p50 = sorted(fresh)[len(fresh) // 2]
+    return {"reused_us": sorted(us)[len(us) // 2], "fresh_us": fresh_p50,
             "reuse_proven": True, "answered": 2 * (len(us) + 1), "requests": 2 * (len(us) + 1),
-            "bodies_ok": True, "controls_us": [sorted(fresh)[len(fresh) // 2], round(gap_ms * 1000)],
+            "bodies_ok": True, "controls_us": [fresh_p50, round(gap_ms * 1000)],
             "reused_each_us": us, "fresh_each_us": fresh}
 
 
@@ -252,11 +266,8 @@ def test_b7_fixed_takes_its_connections():
     def thin(srv, outdir, name, n, ms):
         got = real(srv, outdir, name, n, ms)
         return {**got, "connects": min(5, got.get("connects", 0))} if name.startswith("burst") else got
-    kit.b7_load = thin
-    try:
+    with kit_stand_in("b7_load", thin):
         v = kit.measure_b7(row("all"), TMP / "b7-thin")
-    finally:
-        kit.b7_load = real
     bursts = v.data["checks_answered"]
     check(v.state == "inconclusive" and len(bursts) == kit.B7_MAX_BURSTS
           and v.data["burst_connections"] == 5 * kit.B7_MAX_BURSTS, f"{v.state}: {v.figure}")
@@ -611,7 +622,7 @@ def test_refusing_hook_honoured_only_when_forwarded():
     check(kit.count_lines(s.log, "on-allow-connect") == 1, "hook did not run once")
     check(not kit.served_requests(s.log), "server log shows a served request")
     with server("stock", "--horse", "--on-allow-connect", "refuse") as s:
-        res = probe(s, "seq", "-n", "1", "--deadline-ms", str(3000 * kit.SLOW))
+        res = probe(s, "seq", "-n", "1", "--deadline-ms", SEQ_DEADLINE_MS)
     check(res["responses"] == 1, "stock: the dead hook should not refuse")
     check(kit.count_lines(s.log, "on-allow-connect") == 0, "stock ran the hook")
 
@@ -696,7 +707,7 @@ def test_no_sigpipe_death_on_reset():
         # Scaled: under valgrind (c88) the 20 threads' answers to reset
         # clients came first, and the /ping was answered after the
         # probe's default 3 s had ended (its write then failed: 500).
-        res = probe(s, "seq", "-n", "3", "--deadline-ms", str(3000 * kit.SLOW))
+        res = probe(s, "seq", "-n", "3", "--deadline-ms", SEQ_DEADLINE_MS)
         alive = s.proc.poll() is None
     check(alive and res["responses"] == 3, f"alive={alive} responses={res['responses']}")
     check(s.exit_code == 0, f"exit code {s.exit_code}")

@@ -864,10 +864,11 @@ procedure TTestHTTPServerConnection.HandlerReadEnded(aHandler: TRecordingSocketH
 begin
   FLock.Enter;
   try
-    if (aHandler.FReadEnd = 0) and (aResult = 0) then
-      aHandler.FReadEnd := 1
-    else if aHandler.FReadEnd = 0 then
-      aHandler.FReadEnd := 2;
+    if aHandler.FReadEnd = 0 then
+      if aResult = 0 then
+        aHandler.FReadEnd := 1
+      else
+        aHandler.FReadEnd := 2;
   finally
     FLock.Leave;
   end;
