@@ -18,7 +18,7 @@
 # (succeeded over the run's time), completed (2xx rows in its log) and
 # guard (true when the guard ended h2load: its counters are then missing
 # and the log is the evidence); "completed" (one count per run) and
-# p50/min/max us over every run's latencies.
+# p50, quartiles (q1, q3), min and max us over every run's latencies.
 # Exit: 0 scenario ran, 1 could not run, 4 tool missing.
 set -u
 kit_name=${0##*/} kit_name=${kit_name%.sh}
@@ -80,6 +80,8 @@ res["completed"] = [r["completed"] for r in res["runs"]]
 lat.sort()
 res["samples"] = len(lat)
 res["p50_us"] = lat[(len(lat) - 1) // 2] if lat else None
+res["q1_us"] = lat[(len(lat) - 1) // 4] if lat else None
+res["q3_us"] = lat[3 * (len(lat) - 1) // 4] if lat else None
 res["min_us"] = lat[0] if lat else None
 res["max_us"] = lat[-1] if lat else None
 if all("output" in r for r in res["runs"]):

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +68,45 @@ def niced(argv: list[str], nice: int) -> list[str]:
     every child instead of vfork-ing it, and copying its page tables took a
     quarter of the matrix's CPU (perf: copy_page_range, unmap_page_range)."""
     return ["nice", "-n", str(nice), *argv] if nice else argv
+
+
+# A latency verdict (B3 through real clients) sets a kernel timer (the
+# delayed ACK, >= 40 ms) beside the cost of serving a request, and a busy
+# machine's scheduler delays only the latter: by a time slice a wake-up,
+# whatever the nice value (EEVDF lets the running task end its slice).
+# The model's h2load control (a thread per connection), 0.4 ms alone, took
+# 3.7-6.9 ms at nice -20 beside ten busy loops, and 0.4 ms at SCHED_FIFO.
+# So, as root, a measuring client and its server run in the real-time class
+# (FIFO, MEASURE_RT_PRIORITY) meanwhile, and at MEASURE_NICE: a thread the
+# server starts inherits both, unless it asks for its own policy (FPC's
+# TThread does: PTHREAD_EXPLICIT_SCHED, so it keeps only the nice value).
+# Elsewhere at the usual priority (measure_prefix, Server.measuring).
+MEASURE_RT_PRIORITY = 5
+MEASURE_NICE = -20
+
+
+def measure_prefix() -> list[str]:
+    """argv prefix for a measuring client: chrt(1) into the real-time class
+    where we may, else nice(1) where we may (both exec: same PID)."""
+    if may_measure_rt():
+        return ["chrt", "-f", str(MEASURE_RT_PRIORITY)]
+    return ["nice", "-n", str(MEASURE_NICE)] if os.geteuid() == 0 else []
+
+
+_RT: list[bool] = []
+
+
+def may_measure_rt() -> bool:
+    """Whether this machine lets us run a process SCHED_FIFO (root, and a
+    cgroup with real-time time to give); asked once, of a child."""
+    if not _RT:
+        try:
+            r = subprocess.run(["chrt", "-f", str(MEASURE_RT_PRIORITY), "true"],
+                               capture_output=True, timeout=10)
+            _RT.append(r.returncode == 0)
+        except (OSError, subprocess.TimeoutExpired):
+            _RT.append(False)
+    return _RT[0]
 
 
 def raise_fd_limit() -> None:
@@ -224,18 +263,35 @@ class Server:
             self.prefix_pool.give(self._prefix)
             self._prefix = None
 
-    def renice(self, nice: int) -> None:
-        """Lower every thread of the server (nice is per thread on Linux)."""
+    @contextmanager
+    def measuring(self):
+        """Every thread of the server at MEASURE_NICE and in the real-time
+        class while a client measures it (where this machine lets us:
+        may_measure_rt, root), back to the usual priority after."""
+        rt = may_measure_rt()
+        self.renice(MEASURE_NICE, os.SCHED_FIFO if rt else None)
+        try:
+            yield self
+        finally:
+            self.renice(0, os.SCHED_OTHER if rt else None)
+
+    def renice(self, nice: int, policy: int | None = None) -> None:
+        """Every thread of the server to `nice`, and to `policy` if given
+        (Linux keeps both per thread); the nice value first, for the
+        threads a real-time one starts with a policy of their own."""
         pid = self._server_pid()
         try:
             tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
         except OSError:
             return
+        prio = MEASURE_RT_PRIORITY if policy == os.SCHED_FIFO else 0
         for tid in tids:
             try:
                 os.setpriority(os.PRIO_PROCESS, tid, nice)
+                if policy is not None:
+                    os.sched_setscheduler(tid, policy, os.sched_param(prio))
             except OSError:
-                pass   # the thread has gone
+                pass   # the thread has gone, or the priority is not ours to set
 
     def _server_pid(self) -> int:
         """The server itself: under strace it is strace's child."""
