@@ -8,6 +8,7 @@ Deadlines here are only how long we wait; nothing is decided on a duration.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -149,6 +151,23 @@ def have_strace() -> bool:
     return shutil.which("strace") is not None
 
 
+# Servers started and not stopped yet, stopped when the kit's process
+# exits: a measure that raises between a start and its stop (B7's hung
+# server, which ignores SIGTERM, once) must not leave a server running.
+_RUNNING: dict[int, "Server"] = {}
+_RUNNING_LOCK = threading.Lock()
+
+
+def _stop_left_servers() -> None:
+    with _RUNNING_LOCK:
+        left = list(_RUNNING.values())
+    for srv in left:
+        srv.stop()
+
+
+atexit.register(_stop_left_servers)
+
+
 @dataclass
 class Server:
     """A server process we started; stopped by PID (never by name)."""
@@ -204,6 +223,8 @@ class Server:
             self._err.close()
             self._give_prefix()
             raise KitError(f"cannot start {self.argv[0]}: {e}") from e
+        with _RUNNING_LOCK:
+            _RUNNING[id(self)] = self
         deadline = ready_deadline_s or self.ready_deadline_s
         t0 = time.monotonic()
         line = self._read_ready_line(deadline)
@@ -321,6 +342,8 @@ class Server:
             self._err.close()
             self.proc = None
             self._give_prefix()
+        with _RUNNING_LOCK:
+            _RUNNING.pop(id(self), None)
         self.log = self.log_path.read_text(errors="replace")
         return self.log
 

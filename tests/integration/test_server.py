@@ -737,6 +737,33 @@ def test_no_sigpipe_death_on_reset():
     check(s.exit_code == 0, f"exit code {s.exit_code}")
 
 
+LEFT_AT_EXIT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import kit
+from pathlib import Path
+s = kit.Server([str(kit.binary("stock")), "--port", "0"], log_path=Path(sys.argv[2])).start()
+pid = s._server_pid()
+print(pid, kit.start_time(pid), flush=True)
+raise RuntimeError("a measure that fails between its server's start and stop")
+"""
+
+
+def test_kit_stops_servers_left_at_exit():
+    """A kit process that dies between a server's start and its stop (c91:
+    B7's measure raised before its stop, and 22 hung servers that ignore
+    SIGTERM outlived the matrix) stops that server on its way out."""
+    r = subprocess.run([sys.executable, "-c", LEFT_AT_EXIT, str(Path(kit.__file__).parent),
+                        str(TMP / "left-at-exit.log")], capture_output=True, text=True,
+                       timeout=60 * kit.SLOW)
+    pid, born = map(int, r.stdout.split())
+    left = kit.alive(pid, born)
+    if left:
+        os.kill(pid, 9)   # ours: the PID and its start time
+    check("RuntimeError" in r.stderr and not left,
+          f"server {pid} {'still running' if left else 'gone'} after the kit's exit {r.returncode}")
+
+
 class Skip(Exception):
     pass
 
