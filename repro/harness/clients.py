@@ -274,20 +274,29 @@ def h2load_apart(r: dict) -> bool:
     return bool(on and off and on > off)
 
 
+def h2load_controls(r: dict) -> list[int]:
+    """The fresh-connection p50s measured beside on: off (a thread each,
+    Horse with PR #554) and raw (TFPHttpServer's defaults: no thread)."""
+    return [r[m]["p50_us"] for m in ("off", "raw") if r.get(m, {}).get("p50_us")]
+
+
 def h2load_state(r: dict) -> str | None:
-    """stall, clean, or None (between the bounds: measured once more), from
-    p50 on over p50 off.  Between the bounds the order decides for a stall:
-    a busy machine slows the fresh connections (a new thread each, woken a
-    time slice late, c90: off's p50 5.4 ms, 8.1x twice) and not the delayed
-    ACK that holds the kept one's, so a stall stays apart from them; a
-    clean server's kept requests skip the connect and the thread, and do
-    not."""
-    ratio = h2load_ratio(r)
-    if ratio is None:
+    """stall, clean, or None (the run says nothing: measured once more):
+    on's p50 against its controls' as the matrix judges B3
+    (kit.b3_against: a stall against the faster, clean against the
+    slower).  A busy machine slows the fresh connections, off's new
+    thread most (woken a time slice late: c90, off's p50 5.4 ms, 8.1x
+    twice), and not the delayed ACK that holds the kept one's; so where
+    the ratios say nothing the order decides for a stall: apart from off
+    (h2load_apart).  A clean server's kept requests skip the connect and
+    the thread, and are not."""
+    on, controls = r.get("on", {}).get("p50_us"), h2load_controls(r)
+    if not on or not controls:
         return None
-    if ratio >= kit.B3_STALL_RATIO or (ratio > kit.B3_CLEAN_RATIO and h2load_apart(r)):
+    state = kit.b3_against(on, controls)
+    if state is None and on > kit.B3_CLEAN_RATIO * min(controls) and h2load_apart(r):
         return "stall"
-    return "clean" if ratio <= kit.B3_CLEAN_RATIO else None
+    return state
 
 
 def h2load_set(binary: Path, s: str, out: Path, tag: str) -> dict:
@@ -399,7 +408,14 @@ def h2load_quartiles(r: dict) -> str:
     """', lower quartile on Q1 us, upper quartile off Q3 us' when both are
     known (what decides between the bounds)."""
     on, off = r.get("on", {}).get("q1_us"), r.get("off", {}).get("q3_us")
-    return f", lower quartile on {on} us, upper quartile off {off} us" if on and off else ""
+    raw = h2load_raw_ratio(r)
+    return ((f", on / raw {raw:.1f}x" if raw else "")
+            + (f", lower quartile on {on} us, upper quartile off {off} us" if on and off else ""))
+
+
+def h2load_raw_ratio(r: dict) -> float | None:
+    on, raw = r.get("on", {}).get("p50_us"), r.get("raw", {}).get("p50_us")
+    return on / raw if on and raw else None
 
 
 def h2load_figure(mode: str, c: dict) -> str:
@@ -487,10 +503,13 @@ def h2load_table(load: dict) -> str:
                     else f"{max(c['completed'])} answered, then h2load gives up")
             lines.append(f"| {key} | {mode} | {seed} | {h2load_counts(c)}, "
                          f"{c['p50_us']} us, {h2load_rps(c)} | {proj} |")
-        ratio = h2load_ratio(r)
+        ratio, raw = h2load_ratio(r), h2load_raw_ratio(r)
         if ratio:
             seed = "44 / 0.48 = 92x" if key.endswith(" stock") else "-"
             lines.append(f"| {key} | on/off p50 | {seed} | {ratio:.1f}x | |")
+        if raw:
+            seed = "44 / 0.41 = 107x" if key.endswith(" stock") else "-"
+            lines.append(f"| {key} | on/raw p50 | {seed} | {raw:.1f}x | |")
     return "\n".join(lines) + "\n"
 
 

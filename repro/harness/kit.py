@@ -726,11 +726,18 @@ def b3_judge(c: dict) -> tuple[str, str]:
            f"keep-alive-off median")
     if gap_rest:
         fig += f", {reused / gap_rest:.1f}x the 300 ms idle-gap median"
+    state = b3_against(reused, controls)
+    return {"stall": "reproduced", "clean": "fixed"}.get(state, "inconclusive"), fig
+
+
+def b3_against(reused: float, controls: list[float]) -> str | None:
+    """B3 from the reused connection's median and its controls' (same
+    server, same run): "stall" at B3_STALL_RATIO times the faster control
+    and above the slower, "clean" within B3_CLEAN_RATIO of the slower, else
+    None (the run says nothing)."""
     if reused >= B3_STALL_RATIO * min(controls) and reused > max(controls):
-        return "reproduced", fig
-    if reused <= B3_CLEAN_RATIO * max(controls):
-        return "fixed", fig
-    return "inconclusive", fig
+        return "stall"
+    return "clean" if reused <= B3_CLEAN_RATIO * max(controls) else None
 
 
 def measure_b3(row: Row, outdir: Path, use_strace: bool) -> Verdict:

@@ -238,23 +238,27 @@ def test_sweep_stall_beside_slow_fresh_sockets():
           "; ".join(f"{k}: {got[k]}, want {want}" for k, (_, want) in cases.items()))
 
 
-def _h2load(on_p50: int, on_q1: int, off_p50: int, off_q3: int) -> dict:
-    return {"on": {"p50_us": on_p50, "q1_us": on_q1}, "off": {"p50_us": off_p50, "q3_us": off_q3}}
+def _h2load(on_p50: int, on_q1: int, off_p50: int, off_q3: int, raw_p50: int | None = None) -> dict:
+    r = {"on": {"p50_us": on_p50, "q1_us": on_q1}, "off": {"p50_us": off_p50, "q3_us": off_q3}}
+    return r | ({"raw": {"p50_us": raw_p50}} if raw_p50 else {})
 
 
 def test_h2load_stall_beside_slow_fresh_connections():
     """clients.h2load_state between its bounds: a stall whose fresh
     connections load slowed (c90: p50 44 ms on over 5.4 ms off, 8.1x, "no
     stall" twice, the CI red) is a stall when on's lower quartile is above
-    off's upper one; a clean server's kept requests slowed beside fresh
-    ones, or a stall beside fresh connections as slow, stay undecided (the
-    old verdict: measured once more)."""
+    off's upper one, or when raw (no thread) stayed quick (as the matrix
+    judges B3, against the faster control); a clean server's kept requests
+    slowed beside fresh ones, or a stall beside fresh connections as slow,
+    stay undecided (the old verdict: measured once more)."""
     import clients  # here: only this test needs the clients' judges
     cases = {
         "stall, c90's fresh connections": (_h2load(44000, 43950, 5430, 9000), "stall"),
         "clean, kept requests slowed": (_h2load(1200, 300, 350, 900), None),
         "stall, fresh connections as slow": (_h2load(44000, 43950, 6000, 45000), None),
         "stall, at the bound": (_h2load(44000, 43950, 4400, 45000), "stall"),
+        "stall, off as slow, raw quick": (_h2load(44000, 43950, 6000, 45000, 480), "stall"),
+        "stall, off and raw as slow": (_h2load(44000, 43950, 6000, 45000, 6000), None),
         "clean": (_h2load(80, 70, 800, 900), "clean"),
     }
     got = {k: clients.h2load_state(r) for k, (r, _) in cases.items()}
