@@ -689,6 +689,7 @@ def b3_compare(row: Row, outdir: Path, tag: str) -> dict:
         "ka": ka,
         "ratio_p50": res.get("ratio_p50"),
         "reused_p50_us": ka["stats_us"]["rest"]["p50"],
+        "reused_min_us": ka["stats_us"]["rest"]["min"],
         "first_us": ka["stats_us"]["first"],
         "fresh_p50_us": fresh_p50,
         "idle_gap_rest_p50_us": gap_rest,
