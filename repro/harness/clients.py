@@ -300,9 +300,9 @@ def h2load_state(r: dict) -> str | None:
 
 
 def h2load_set(binary: Path, s: str, out: Path, tag: str) -> dict:
-    """h2load against the set in each of its modes; the on/off ratio
-    between the bounds (a loaded machine) is measured once more, and the
-    second decides."""
+    """h2load against the set in each of its modes; a set h2load_state
+    leaves undecided (a loaded machine) is measured once more, and the
+    second run decides."""
     # The ratio is of latencies, measured beside the matrix: in the
     # real-time class, as curl's.
     def run(mode: str, n: int) -> dict:
@@ -405,8 +405,8 @@ def h2load_rps(c: dict) -> str:
 
 
 def h2load_quartiles(r: dict) -> str:
-    """', lower quartile on Q1 us, upper quartile off Q3 us' when both are
-    known (what decides between the bounds)."""
+    """', on / raw R x, lower quartile on Q1 us, upper quartile off Q3 us'
+    where known: what h2load_state weighs beside on / off."""
     on, off = r.get("on", {}).get("q1_us"), r.get("off", {}).get("q3_us")
     raw = h2load_raw_ratio(r)
     return ((f", on / raw {raw:.1f}x" if raw else "")
@@ -429,9 +429,8 @@ def h2load_figure(mode: str, c: dict) -> str:
 
 def h2load_judge(s: str, r: dict) -> list[str]:
     """What must hold, from the defects the set fixes (patchset.py): all N
-    answered on one kept connection per run; on against off stalled
-    (h2load_state) unless B3 is fixed, clean (p50s within the bound) if it
-    is; with
+    answered on one kept connection per run; on against its controls
+    stalled (h2load_state) unless B3 is fixed, clean if it is; with
     keep-alive off h2load gets 1 response when the server closes without
     "Connection: close" (B4: h2load does not reconnect then), all N when
     it announces the close."""
