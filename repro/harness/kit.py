@@ -689,7 +689,7 @@ def b3_compare(row: Row, outdir: Path, tag: str) -> dict:
         "ka": ka,
         "ratio_p50": res.get("ratio_p50"),
         "reused_p50_us": ka["stats_us"]["rest"]["p50"],
-        "reused_min_us": ka["stats_us"]["rest"]["min"],
+        "reused_q1_us": lower_quartile(ka["latency_us"][1:]),
         "first_us": ka["stats_us"]["first"],
         "fresh_p50_us": fresh_p50,
         "idle_gap_rest_p50_us": gap_rest,
@@ -698,6 +698,13 @@ def b3_compare(row: Row, outdir: Path, tag: str) -> dict:
         "server_conn_ids": conn_ids, "responses": ka["responses"],
         "requests": ka["requests_sent"],
     }
+
+
+def lower_quartile(xs: list[float]) -> float | None:
+    """The lower quartile of xs (the value a quarter of the way up), as
+    h2load.sh reports it; None for no values."""
+    xs = sorted(x for x in xs if x is not None)
+    return xs[(len(xs) - 1) // 4] if xs else None
 
 
 def b3_judge(c: dict) -> tuple[str, str]:

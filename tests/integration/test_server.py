@@ -96,14 +96,15 @@ def test_controls_same_run():
     check(v.state == "reproduced", v.figure)
     # Request 1 pays for the connection (and a thread): it is only asked to
     # stay clear of the stall's bound, not of the 10x a stall shows, or to
-    # come before every reused request, which a stall holds for a delayed
-    # ACK and a loaded machine's thread start does not (a CI-like run
-    # beside: request 1 25.4 ms, reused p50 44.2 ms; the matrix's stock
-    # row beside it: request 1 22.5 ms, every reused request 41-51 ms).
-    rest_min = d["reused_min_us"]
-    check(d["first_us"] * kit.B3_CLEAN_RATIO < d["reused_p50_us"] or d["first_us"] < rest_min,
+    # come before three quarters of the reused requests, which a stall
+    # holds for a delayed ACK and a loaded machine's thread start does not
+    # (a CI-like run beside: request 1 25.4 ms, reused p50 44.2 ms; the
+    # clients step beside: 21.0 ms, with one reused request quick-ACKed at
+    # 0.1 ms, so not "before every reused one").
+    q1 = d["reused_q1_us"]
+    check(d["first_us"] * kit.B3_CLEAN_RATIO < d["reused_p50_us"] or d["first_us"] < q1,
           f"request 1 {d['first_us']} us vs reused p50 {d['reused_p50_us']} us, "
-          f"fastest reused {rest_min} us")
+          f"lower quartile {q1} us")
     check(d["idle_gap_rest_p50_us"] * kit.B3_STALL_RATIO < d["reused_p50_us"],
           f"idle-gap p50 {d['idle_gap_rest_p50_us']} vs reused p50 {d['reused_p50_us']}")
 
