@@ -134,11 +134,9 @@ def curl_figure(c: dict) -> tuple[str, float | None]:
 def curl_state(c: dict) -> str | None:
     """stall, clean, or None (between the bounds: measured once more)."""
     _, ratio = curl_figure(c)
-    if ratio is not None and ratio >= kit.B3_STALL_RATIO:
-        return "stall"
-    if ratio is not None and ratio <= kit.B3_CLEAN_RATIO:
-        return "clean"
-    return None
+    # The matrix's rule (kit.b3_against) on the quartiles' ratio: one
+    # control, the fresh connections' quartile, as the unit.
+    return kit.b3_against(ratio, [1.0]) if ratio is not None else None
 
 
 def pool_figure(name: str, c: dict) -> str:
@@ -261,9 +259,10 @@ def served(binary: Path, flags: list[str], log: Path, client: list[str],
     return res
 
 
-def h2load_ratio(r: dict) -> float | None:
-    on, off = r.get("on", {}).get("p50_us"), r.get("off", {}).get("p50_us")
-    return on / off if on and off else None
+def h2load_ratio(r: dict, base: str = "off") -> float | None:
+    """p50 on over p50 of mode `base` (off, or raw where the set runs it)."""
+    on, other = r.get("on", {}).get("p50_us"), r.get(base, {}).get("p50_us")
+    return on / other if on and other else None
 
 
 def h2load_apart(r: dict) -> bool:
@@ -408,14 +407,10 @@ def h2load_quartiles(r: dict) -> str:
     """', on / raw R x, lower quartile on Q1 us, upper quartile off Q3 us'
     where known: what h2load_state weighs beside on / off."""
     on, off = r.get("on", {}).get("q1_us"), r.get("off", {}).get("q3_us")
-    raw = h2load_raw_ratio(r)
+    raw = h2load_ratio(r, "raw")
     return ((f", on / raw {raw:.1f}x" if raw else "")
             + (f", lower quartile on {on} us, upper quartile off {off} us" if on and off else ""))
 
-
-def h2load_raw_ratio(r: dict) -> float | None:
-    on, raw = r.get("on", {}).get("p50_us"), r.get("raw", {}).get("p50_us")
-    return on / raw if on and raw else None
 
 
 def h2load_figure(mode: str, c: dict) -> str:
@@ -502,7 +497,7 @@ def h2load_table(load: dict) -> str:
                     else f"{max(c['completed'])} answered, then h2load gives up")
             lines.append(f"| {key} | {mode} | {seed} | {h2load_counts(c)}, "
                          f"{c['p50_us']} us, {h2load_rps(c)} | {proj} |")
-        ratio, raw = h2load_ratio(r), h2load_raw_ratio(r)
+        ratio, raw = h2load_ratio(r), h2load_ratio(r, "raw")
         if ratio:
             seed = "44 / 0.48 = 92x" if key.endswith(" stock") else "-"
             lines.append(f"| {key} | on/off p50 | {seed} | {ratio:.1f}x | |")

@@ -9,6 +9,7 @@ Deadlines here are only how long we wait; nothing is decided on a duration.
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import re
@@ -95,20 +96,16 @@ def measure_prefix() -> list[str]:
     return ["nice", "-n", str(MEASURE_NICE)] if os.geteuid() == 0 else []
 
 
-_RT: list[bool] = []
-
-
+@functools.cache
 def may_measure_rt() -> bool:
     """Whether this machine lets us run a process SCHED_FIFO (root, and a
     cgroup with real-time time to give); asked once, of a child."""
-    if not _RT:
-        try:
-            r = subprocess.run(["chrt", "-f", str(MEASURE_RT_PRIORITY), "true"],
-                               capture_output=True, timeout=10)
-            _RT.append(r.returncode == 0)
-        except (OSError, subprocess.TimeoutExpired):
-            _RT.append(False)
-    return _RT[0]
+    try:
+        r = subprocess.run(["chrt", "-f", str(MEASURE_RT_PRIORITY), "true"],
+                           capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
 
 
 def raise_fd_limit() -> None:
