@@ -11,6 +11,13 @@ CFLAGS  ?= -O2 -g
 ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -pthread
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 TSAN_FLAGS = -O1 -g -fsanitize=thread
+# Every C program is compiled and linked through scripts/cc-objects.py: one
+# object per source, shared by the builds that compile it the same (most of
+# a variant is server-min/ unchanged).
+# Its interpreter is resolved once here: a shim (pyenv) costs more to start
+# than most compiles the script saves.
+PYTHON := $(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null || echo python3)
+CCO = $(PYTHON) scripts/cc-objects.py
 
 # Which fixes exist, what each fixes and which pairs show an interaction is
 # read from the patches themselves (patches/series, each patch's Defect: and
@@ -41,25 +48,25 @@ tools: $(TOOLS)
 # patched copy of it (scripts/build-variant.sh), so no patch edits the tree.
 build/stock/server-min: $(SERVER_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ server-min/*.c
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ server-min/*.c
 
 build/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build/$*
-	$(CC) $(ALL_CFLAGS) -o $@ build/$*/src/server-min/*.c
+	$(CCO) --map build/$*/src/= $(CC) $(ALL_CFLAGS) -o $@ build/$*/src/server-min/*.c
 
 # Sanitizer builds in their own folders: build-asan/<variant>, build-tsan/<variant>.
 build-asan/stock/server-min: $(SERVER_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ server-min/*.c
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ server-min/*.c
 build-asan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build-asan/$*
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ build-asan/$*/src/server-min/*.c
+	$(CCO) --map build-asan/$*/src/= $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ build-asan/$*/src/server-min/*.c
 build-tsan/stock/server-min: $(SERVER_SRC)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ server-min/*.c
+	$(CCO) $(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ server-min/*.c
 build-tsan/%/server-min: $(SERVER_SRC) $(PATCHES) scripts/build-variant.sh
 	@scripts/build-variant.sh $* build-tsan/$*
-	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
+	$(CCO) --map build-tsan/$*/src/= $(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ build-tsan/$*/src/server-min/*.c
 # The sanitizer passes of `make test` run stock and all.
 SAN_VARIANTS = stock forward-allow-connect all
 sanitizers: $(foreach v,$(SAN_VARIANTS),build-asan/$(v)/server-min build-tsan/$(v)/server-min) build-asan/probe

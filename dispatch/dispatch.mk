@@ -35,24 +35,24 @@ all: dispatch
 
 build/dispatch/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(DISPATCH_SRC)
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $(DISPATCH_SRC)
 
 build/dispatch/tsan/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
+	$(CCO) $(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
 
 build/dispatch/asan/dispatch: $(DISPATCH_SRC) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(DISPATCH_SRC)
 
 build/dispatch/unit: $(DISPATCH_TEST) $(DISPATCH_LIB) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -Idispatch -o $@ \
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -Idispatch -o $@ \
 	    $(DISPATCH_TEST) $(DISPATCH_LIB) -lcunit
 
 build/dispatch/unit-tsan: $(DISPATCH_TEST) $(DISPATCH_LIB) $(DISPATCH_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -Idispatch -o $@ \
+	$(CCO) $(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) -pthread -Idispatch -o $@ \
 	    $(DISPATCH_TEST) $(DISPATCH_LIB) -lcunit
 
 # The clone and the probe belong to other areas: a failure to rebuild them

@@ -18,32 +18,32 @@ TOOLS   = build/probe build/pcap-analyse build/strace-analyse
 
 build/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
 build-asan/probe: $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -pthread -o $@ $(PROBE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
 build/pcap-analyse: $(PCAP_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lpcap -lm
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $(PCAP_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lpcap -lm
 
 build/strace-analyse: $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $(STRACE_SRC) $(COMMON_SRC) $(JSON_SRC) $(JSON_LIBS) -lm
 
 build/test-common: common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c common/tests/feed.h $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS)
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ common/tests/test_common.c common/tests/test_kjson.c common/tests/feed.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS)
 
 # The probe's command line and JSON (every probe source but probe.c's main).
 build/test-probe: repro/probe/test_probe.c $(PROBE_SRC) $(PROBE_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ repro/probe/test_probe.c $(filter-out repro/probe/probe.c,$(PROBE_SRC)) $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lm
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ repro/probe/test_probe.c $(filter-out repro/probe/probe.c,$(PROBE_SRC)) $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lm
 
 build/test-capture-parsers: captures/tests/test_parsers.c $(PCAP_SRC) $(STRACE_SRC) $(CAP_HDR) $(COMMON_SRC) $(JSON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lpcap -lm
+	$(CCO) $(CC) $(CSTD) $(WARN) $(ASAN_FLAGS) -o $@ captures/tests/test_parsers.c $(COMMON_SRC) $(JSON_SRC) -lcunit $(JSON_LIBS) -lpcap -lm
 
 # libFuzzer (tests/fuzz/run.sh): `make fuzz FUZZ_SECONDS=600 FUZZ_VARIANT=all`
 # runs the request reader built against a variant (with stock, also the

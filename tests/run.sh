@@ -12,7 +12,8 @@
 #   fpcunit       the fpcunit tests (repro/fpc/fpcunit): every defect's test
 #                 fails on stock and passes on all, Linux and win64 under Wine
 #   unit          CUnit suites of every server-min module, built against every
-#                 variant (plain), and stock/all under ASan+UBSan and TSan
+#                 variant (plain), and stock/all under ASan+UBSan and TSan;
+#                 the shared objects they are built from (tests/unit/cc-objects.sh)
 #   analysers     capture analysers on the committed reference captures;
 #                 common/ and the probe's command line and JSON (CUnit)
 #   integration   scenarios the matrix does not cover (connection IDs,
@@ -172,6 +173,7 @@ step_unit() {
     wait
     for v in "${variants[@]}"; do cat "$tmp/$v.out"; done
     rm -rf -- "$tmp"
+    tests/unit/cc-objects.sh   # the objects these binaries share
 }
 
 step_analysers() {

@@ -34,7 +34,7 @@ mkdir -p "$sb" && ln -s "$top/build/stock" "$sb/stock"
 scripts/build-variant.sh "$broken" "$sb/$broken" &&
     sed -i 's/os_set_tcp_nodelay(err, c->socket->fd) != 0/0/' "$sb/$broken"/src/server-min/connection.c &&
     ! grep -q os_set_tcp_nodelay "$sb/$broken"/src/server-min/connection.c &&
-    eval "$(make -s -n -W server-min/connection.c "build/$broken/server-min" | grep -E '^(cc|gcc|clang) ' |
+    eval "$(make -s -n -W server-min/connection.c "build/$broken/server-min" | grep -F -- "-o build/$broken/server-min " |
             sed "s|build/$broken/|$sb/$broken/|g")"
 if [[ -x $sb/$broken/server-min ]]; then
     test_ok "fault: $broken built with its fix a no-op"

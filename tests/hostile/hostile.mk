@@ -6,9 +6,9 @@ HOSTILE_HDR = $(wildcard tests/hostile/*.h)
 
 build/hostile: $(HOSTILE_SRC) $(HOSTILE_HDR) $(COMMON_SRC) $(COMMON_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $(HOSTILE_SRC) $(COMMON_SRC)
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $(HOSTILE_SRC) $(COMMON_SRC)
 
 # A stand-in server for the driver's own check of its stop (run.sh).
 build/exit-server: tests/hostile/fake/exit_server.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $<
+	$(CCO) $(CC) $(ALL_CFLAGS) -o $@ $<

@@ -45,6 +45,8 @@ unit_defs = $(foreach d,$(UNIT_DEFECTS),-DKIT_PATCHED_$(d)=$(if $(filter $(d),$(
               -DKIT_FIXED_$(d)=$(if $(filter $(d),$(PATCH_FIXED_$(1))),1,0)) \
               $(foreach p,$(PATCH_NAMES),-DKIT_WITH_$(subst -,_,$(p))=$(if $(filter $(p),$(call unit_patches,$(1))),1,0))
 unit_srcdir = $(if $(filter stock,$(1)),server-min,build/$(1)/src/server-min)
+# A patched copy is compared with server-min/ (scripts/cc-objects.py --map).
+unit_map = $(if $(filter stock,$(1)),,--map build/$(1)/src/=)
 # The variant's sources without main.c, listed when the recipe runs (the
 # patched tree may not exist when make reads this file).
 unit_server_c = $$(find $(call unit_srcdir,$(1)) -maxdepth 1 -name '*.c' ! -name main.c | LC_ALL=C sort)
@@ -52,7 +54,7 @@ unit_server_c = $$(find $(call unit_srcdir,$(1)) -maxdepth 1 -name '*.c' ! -name
 # $(call unit_link,VARIANT,FLAGS)
 define unit_link
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(2) -pthread $(call unit_defs,$(1)) \
+	$(CCO) $(call unit_map,$(1)) $(CC) $(CSTD) $(WARN) $(2) -pthread $(call unit_defs,$(1)) \
 	    -I$(call unit_srcdir,$(1)) -Itests/unit -o $@ \
 	    $(UNIT_SRC) $(call unit_server_c,$(1)) $(UNIT_LDFLAGS) $(UNIT_LIBS)
 endef
