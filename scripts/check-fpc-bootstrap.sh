@@ -17,7 +17,8 @@
 #                                (stock and all)
 # Why it holds: the cycle's stages 2 and 3 compile the compiler with
 # itself to prove it reproduces itself; the code a compiler generates is
-# decided by its source, not by which compiler compiled it.  This check is
+# decided by its source, not by which compiler compiled it nor how (the
+# kit's stage 1 is compiled with OPT=-O2, the cycle's without).  This check is
 # what makes that a measured fact for this tree rather than an argument.
 # Exit: 0 the same, 1 a difference (the files named), 4 skipped (no kit
 # toolchain, or no cycled one), with the reason.
