@@ -467,12 +467,14 @@ def process_tree(pid: int) -> list[str]:
 
 
 def probe(server: Server, scenario: str, *args: str, out: Path | None = None,
-          timeout_s: float = 120.0) -> dict:
-    """Run the probe with --json; returns its object (saved to out)."""
+          timeout_s: float = 120.0, measure: bool = False) -> dict:
+    """Run the probe with --json; returns its object (saved to out).
+    measure: the probe as a measuring client (measure_prefix), for a
+    latency taken inside server.measuring()."""
     argv = [str(PROBE), "--json", "--scenario", scenario, *args,
             server.address, str(server.port)]
-    r = subprocess.run(niced(argv, server.nice), capture_output=True, text=True,
-                       timeout=timeout_s)
+    argv = [*measure_prefix(), *argv] if measure else niced(argv, server.nice)
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     if r.returncode != 0:
         raise KitError(f"probe {scenario} exited {r.returncode}: {r.stderr.strip()}")
     obj = json.loads(r.stdout)
