@@ -115,6 +115,12 @@ else
 fi
 mkdir -p "$WINEPREFIX" || die "cannot create WINEPREFIX $WINEPREFIX"
 export WINEPREFIX WINEDEBUG=-all WINEARCH=win64
+# Wine's temp folder is the prefix: Debian's Wine makes its server's folder
+# with mkdtemp in TMPDIR (wine-XXXXXX, named in $WINEPREFIX/wineserver),
+# and in /tmp every prefix the kit removed left one behind.  Every kit
+# process that runs Wine sets the same (repro/harness/wineprefix.py,
+# wine_env), or it would look for the prefix's Wine server elsewhere.
+export TMPDIR=$WINEPREFIX
 # No Mono or Gecko install prompts (no display, no network): a server needs
 # neither.
 export WINEDLLOVERRIDES="mscoree=;mshtml=${WINEDLLOVERRIDES:+;$WINEDLLOVERRIDES}"

@@ -52,6 +52,16 @@ def wine_version() -> str:
     return r.stdout.strip() or "unknown"
 
 
+def wine_env(prefix: str | Path, **more: str) -> dict[str, str]:
+    """The environment Wine runs in for prefix.  Its temp folder is the
+    prefix itself: Debian's Wine makes its server's folder there (mkdtemp
+    wine-XXXXXX, named in the prefix's `wineserver` file), which then goes
+    with the prefix; in /tmp, every prefix the kit removed left one.  The
+    same rule as repro/fpc/wine-server.sh's: a process with another TMPDIR
+    would not find the prefix's Wine server."""
+    return dict(os.environ, WINEPREFIX=str(prefix), TMPDIR=str(prefix), **more)
+
+
 def template() -> Path:
     """The initialised prefix for this Wine version (made once, then kept)."""
     name = re.sub(r"[^A-Za-z0-9.+-]+", "_", wine_version())
@@ -60,7 +70,7 @@ def template() -> Path:
         if (path / ".kit-template").exists():
             return path
         path.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, WINEPREFIX=str(path))
+        env = wine_env(path)
         # wine-server.sh takes the prefix's init lock: two makers wait for
         # one wineboot.  Then wait until the Wine server has saved the
         # registry and gone, so that the copies see it whole.
@@ -80,7 +90,9 @@ def _shared(rel: Path) -> bool:
 
 
 def copy(dest: Path) -> Path:
-    """A prefix at dest (created, or an empty folder) made from the template."""
+    """A prefix at dest (created, or an empty folder) made from the template:
+    not the kit's marks, nor the template's Wine server folder and its name
+    (wine_env), so that the copy's Wine server makes a folder of its own."""
     src = template()
 
     def one(s: str, d: str) -> None:
@@ -89,9 +101,13 @@ def copy(dest: Path) -> Path:
         else:
             shutil.copy2(s, d)
 
+    def skip(folder: str, names: list[str]) -> set[str]:
+        top = Path(folder) == src
+        return {n for n in names if n in (".kit-template", ".kit-lock", ".kit-init-lock")
+                or top and (n == "wineserver" or n.startswith("wine-"))}
+
     shutil.copytree(src, dest, symlinks=True, copy_function=one, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(".kit-template", ".kit-lock",
-                                                  ".kit-init-lock"))
+                    ignore=skip)
     return dest
 
 
@@ -109,7 +125,7 @@ def shared_server(prefix: Path) -> Path:
     Windows program in the prefix waiting on a starved Wine server), and
     the last to leave stops it (repro/fpc/wine-server.sh): our shared
     hold on the prefix's lock means no run is ever the last."""
-    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all")
+    env = wine_env(prefix, WINEDEBUG="-all")
     hold = open(prefix / ".kit-lock", "w")
     fcntl.flock(hold, fcntl.LOCK_SH)
     try:

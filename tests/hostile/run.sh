@@ -154,14 +154,16 @@ reap() {
 # while another sleeps in user space still needs SIGKILL.
 driver_check() {
     local slow hang
-    slow=$(EXIT_SERVER=slow "$snap/hostile" --server build/exit-server --cases start-garbage 2>&1) &&
+    slow=$(EXIT_SERVER=slow "$snap/hostile" --server build/exit-server --log-dir "$snap/driver-slow" \
+        --cases start-garbage 2>&1) &&
         grep -q 'the kernel took' <<< "$slow"
     if (($? == 0)); then
         echo "TEST: hostile driver: a server torn down late after its exit passes [ OK ] $(grep -o 'the kernel took [0-9]* ms more' <<< "$slow")"
     else
         echo "TEST: hostile driver: a server torn down late after its exit passes [FAIL] $(grep -m1 '^TEST:' <<< "$slow")"
     fi
-    hang=$(EXIT_SERVER=hang "$snap/hostile" --server build/exit-server --cases start-garbage 2>&1)
+    hang=$(EXIT_SERVER=hang "$snap/hostile" --server build/exit-server --log-dir "$snap/driver-hang" \
+        --cases start-garbage 2>&1)
     if grep -q '^TEST: .*\[FAIL\] server needed SIGKILL' <<< "$hang"; then
         echo "TEST: hostile driver: a server that never exits needs SIGKILL [ OK ]"
     else

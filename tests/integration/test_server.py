@@ -360,8 +360,8 @@ def test_hung_wine_program_names_its_wine_server():
     if not shutil.which("wineserver"):
         raise Skip("no wineserver (Debian package wine)")
     prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
-    env = {"WINEPREFIX": str(prefix), "WINEDEBUG": "-all"}
-    wine = dict(os.environ, **env)
+    env = {"WINEPREFIX": str(prefix), "WINEDEBUG": "-all", "TMPDIR": str(prefix)}
+    wine = kit.wineprefix.wine_env(prefix, WINEDEBUG="-all")
     subprocess.run(["wineserver", "-p"], env=wine, check=True, timeout=30)
     try:
         s = never_ready("hung-wine", ["sleep", "30"], 0.5, env)
