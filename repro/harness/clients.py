@@ -412,7 +412,6 @@ def h2load_quartiles(r: dict) -> str:
             + (f", lower quartile on {on} us, upper quartile off {off} us" if on and off else ""))
 
 
-
 def h2load_figure(mode: str, c: dict) -> str:
     if "completed" not in c:
         return f"keep-alive {mode}: h2load did not run: {c}"

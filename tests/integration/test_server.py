@@ -360,17 +360,16 @@ def test_hung_wine_program_names_its_wine_server():
     if not shutil.which("wineserver"):
         raise Skip("no wineserver (Debian package wine)")
     prefix = Path(tempfile.mkdtemp(prefix="wine.", dir=TMP))
-    env = {"WINEPREFIX": str(prefix), "WINEDEBUG": "-all", "TMPDIR": str(prefix)}
     wine = kit.wineprefix.wine_env(prefix, WINEDEBUG="-all")
     subprocess.run(["wineserver", "-p"], env=wine, check=True, timeout=30)
     try:
-        s = never_ready("hung-wine", ["sleep", "30"], 0.5, env)
+        s = never_ready("hung-wine", ["sleep", "30"], 0.5, wine)
         state = (r"\nkit: +\d+ wineserver: \S+:\S+, \d+ % of a core over 0\.5 s, "
                  r"\d+ descriptors, \d+ of them sockets$")
         log = s.log_path.read_text()
         check(re.search(r"^kit: its prefix's Wine server:" + state, log, re.M), f"log {log!r}")
         # One that ends without a line (c72: nine Windows programs at once).
-        log = never_ready("ended-wine", ["true"], 5, env).log_path.read_text()
+        log = never_ready("ended-wine", ["true"], 5, wine).log_path.read_text()
         check(re.fullmatch(r"kit: ended without a readiness line \(exit 0\); its prefix's Wine server:"
                            + state + "\n", log, re.M), f"log {log!r}")
     finally:
