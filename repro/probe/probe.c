@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 {
     struct opts o = {.scenario = "seq", .path = "/ping", .n = 30, .gap_ms = 300, .k = 3, .deadline_ms = 3000,
                      .connections = 4, .rounds = 40, .max_idle_ms = 400, .seed = 1, .sample = 10, .sample_requests = 1,
-                     .accept_wait_ms = 60000,
+                     .accept_wait_ms = 60000, .accept_stall_ms = 0,
                      .max_body = 1ull << 30};
     int rc = probe_parse_args(&o, argc, argv);
     if (rc)

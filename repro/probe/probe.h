@@ -94,7 +94,8 @@ struct conn {
 
 struct opts {
     const char *host, *port_s, *scenario, *path;
-    int port, n, gap_ms, k, deadline_ms, connections, rounds, max_idle_ms, sample, sample_requests, accept_wait_ms;
+    int port, n, gap_ms, k, deadline_ms, connections, rounds, max_idle_ms, sample, sample_requests, accept_wait_ms,
+        accept_stall_ms;
     unsigned long long seed, max_body;
     bool json;
     char hosthdr[600];

@@ -32,6 +32,8 @@ void probe_usage(FILE *f)
             "                 once the last one ended (default 1; 2: the next request on a kept-alive one)\n"
             "  --accept-wait-ms MS   fdscale: how long to wait for the server to accept every\n"
             "                 connection before the sample (a bound; default 60000)\n"
+            "  --accept-stall-ms MS  fdscale: end that wait sooner if the server accepted none\n"
+            "                 for MS (default 0: no such bound, only --accept-wait-ms)\n"
             "  --max-body B   largest response body accepted, in bytes; bodies are counted, never\n"
             "                 stored, and a larger one is classified body_too_large (default 1073741824)\n"
             "  --json         one JSON object on stdout instead of the human table\n"
@@ -64,7 +66,7 @@ static bool parse_int(const char *s, long long lo, long long hi, long long *out)
 }
 
 /* getopt_long values of the long-only options. */
-enum { O_SCENARIO = 256, O_GAP, O_PATH, O_DEADLINE, O_ROUNDS, O_MAX_IDLE, O_SEED, O_SAMPLE, O_SAMPLE_REQUESTS, O_ACCEPT_WAIT, O_MAX_BODY, O_JSON };
+enum { O_SCENARIO = 256, O_GAP, O_PATH, O_DEADLINE, O_ROUNDS, O_MAX_IDLE, O_SEED, O_SAMPLE, O_SAMPLE_REQUESTS, O_ACCEPT_WAIT, O_ACCEPT_STALL, O_MAX_BODY, O_JSON };
 
 static const struct option longopts[] = {
     {"scenario", required_argument, NULL, O_SCENARIO},  {"gap-ms", required_argument, NULL, O_GAP},
@@ -72,7 +74,8 @@ static const struct option longopts[] = {
     {"connections", required_argument, NULL, 'c'},      {"rounds", required_argument, NULL, O_ROUNDS},
     {"max-idle-ms", required_argument, NULL, O_MAX_IDLE}, {"seed", required_argument, NULL, O_SEED},
     {"sample", required_argument, NULL, O_SAMPLE},      {"sample-requests", required_argument, NULL, O_SAMPLE_REQUESTS},
-    {"accept-wait-ms", required_argument, NULL, O_ACCEPT_WAIT}, {"max-body", required_argument, NULL, O_MAX_BODY},
+    {"accept-wait-ms", required_argument, NULL, O_ACCEPT_WAIT}, {"accept-stall-ms", required_argument, NULL, O_ACCEPT_STALL},
+    {"max-body", required_argument, NULL, O_MAX_BODY},
     {"json", no_argument, NULL, O_JSON},                {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
@@ -94,6 +97,7 @@ static const struct int_opt int_opts[] = {
     {O_SAMPLE, "--sample", offsetof(struct opts, sample), 1, 50000},
     {O_SAMPLE_REQUESTS, "--sample-requests", offsetof(struct opts, sample_requests), 1, 100},
     {O_ACCEPT_WAIT, "--accept-wait-ms", offsetof(struct opts, accept_wait_ms), 0, 3600000},
+    {O_ACCEPT_STALL, "--accept-stall-ms", offsetof(struct opts, accept_stall_ms), 0, 3600000},
 };
 
 /* One option with its value: 0, or a usage error (2). */

@@ -63,10 +63,12 @@ static json_t *jparams(const struct opts *o, const char *scn)
     }
     if (is(scn, "load") || is(scn, "fdscale"))
         kj_set(p, "connections", json_integer(o->connections));
-    if (is(scn, "fdscale"))
+    if (is(scn, "fdscale")) {
         kj_set(p, "sample", json_integer(o->sample));
-    if (is(scn, "fdscale"))
         kj_set(p, "sample_requests", json_integer(o->sample_requests));
+        kj_set(p, "accept_wait_ms", json_integer(o->accept_wait_ms));
+        kj_set(p, "accept_stall_ms", json_integer(o->accept_stall_ms));
+    }
     kj_set(p, "max_body", json_integer((json_int_t)o->max_body));
     return p;
 }

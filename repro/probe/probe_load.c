@@ -222,6 +222,7 @@ struct fdscale {
     long nofile;
     long accept_queue; /* left in the server's accept queue when sampling (-1: not visible) */
     double accept_wait_ms;
+    const char *accept_end; /* why the wait ended: empty, stalled, bound, not visible */
     char connect_error[256];
 };
 
@@ -254,10 +255,13 @@ static int fds_open(struct fdscale *F, const struct opts *o, char *msg, size_t m
  * (its listener's accept queue is empty), so that "not answered" means the
  * server holds the connection and does not read it, never that it has not
  * taken it yet.  Only visible when the server is on this host; bounded by
- * --accept-wait-ms, and what is left is reported. */
+ * --accept-wait-ms and, when given, by --accept-stall-ms without a single
+ * accept; what is left is reported, and why the wait ended. */
 static void fds_wait_accepted(struct fdscale *F, const struct opts *o)
 {
     int64_t t0 = tc_now_us(), deadline = t0 + (int64_t)o->accept_wait_ms * 1000;
+    int64_t stall = (int64_t)o->accept_stall_ms * 1000, last_accept = t0;
+    long fewest = -1;
     int seen = 0, unseen = 0;
     /* No answer once the listener has been seen is a reading that failed,
      * not a listener gone, and is polled again: c98's TSan server had
@@ -265,13 +269,29 @@ static void fds_wait_accepted(struct fdscale *F, const struct opts *o)
      * answered none and ended the wait (the last ten then "not answered").
      * Never seen, or unseen FDS_UNSEEN_MAX times in a row: not visible
      * from here (another host or namespace, or a server gone). */
-    while ((F->accept_queue = tc_listen_queue(o->port)) != 0 && tc_now_us() < deadline) {
-        if (F->accept_queue > 0)
+    F->accept_end = "bound";
+    while ((F->accept_queue = tc_listen_queue(o->port)) != 0) {
+        int64_t now = tc_now_us();
+        if (F->accept_queue > 0) {
             seen = 1, unseen = 0;
-        else if (!seen || ++unseen >= FDS_UNSEEN_MAX)
+            if (fewest < 0 || F->accept_queue < fewest)
+                fewest = F->accept_queue, last_accept = now;
+        } else if (!seen || ++unseen >= FDS_UNSEEN_MAX) {
+            F->accept_end = "not visible";
             break;
-        tc_sleep_until_us(tc_now_us() + 5000); /* a poll of a kernel counter */
+        }
+        /* A server slowed by a sanitizer beside a loaded machine takes
+         * minutes, and is waited for while it keeps accepting. */
+        if (stall > 0 && now - last_accept >= stall) {
+            F->accept_end = "stalled";
+            break;
+        }
+        if (now >= deadline)
+            break;
+        tc_sleep_until_us(now + 5000); /* a poll of a kernel counter */
     }
+    if (F->accept_queue == 0)
+        F->accept_end = "empty";
     F->accept_wait_ms = (double)(tc_now_us() - t0) / 1000.0;
 }
 
@@ -331,6 +351,7 @@ static void fds_json(FILE *f, const struct fdscale *F, const struct opts *o)
     kj_set(j, "sample_high", json_integer(F->hi));
     kj_set(j, "accept_queue_left", json_integer(F->accept_queue));
     kj_set(j, "accept_wait_ms", kj_fixed(true, F->accept_wait_ms, 1));
+    kj_set(j, "accept_wait_end", json_string(F->accept_end));
     kj_set(j, "answered_low", json_integer(F->answered_low));
     kj_set(j, "answered_high", json_integer(F->answered_high));
     json_t *rounds = json_array();
@@ -363,7 +384,8 @@ static void fds_human(FILE *f, const struct fdscale *F, const struct opts *o)
     if (F->connect_error[0])
         fprintf(f, "opening stopped: %s\n", F->connect_error);
     if (F->accept_queue >= 0)
-        fprintf(f, "accept queue before the sample: %ld left after %.1f ms\n", F->accept_queue, F->accept_wait_ms);
+        fprintf(f, "accept queue before the sample: %ld left after %.1f ms (%s)\n", F->accept_queue,
+                F->accept_wait_ms, F->accept_end);
     else
         fputs("accept queue before the sample: not visible (server not on this host)\n", f);
     for (int r = 0; r < F->rounds; r++)

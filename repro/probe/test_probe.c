@@ -81,12 +81,13 @@ static void t_forms(void)
     CU_ASSERT_STRING_EQUAL(o.hosthdr, "127.0.0.1:8080");
     /* --opt=V, options after HOST PORT, short options glued, IPv6. */
     CU_ASSERT_EQUAL(parse("::1", "--scenario=fdscale", "81", "--connections=1100", "--sample=3", "-k7",
-                          "--sample-requests=2", "--gap-ms=0", "--path=/slow?ms=5", "--max-body=0", NULL),
+                          "--sample-requests=2", "--accept-stall-ms=1500", "--gap-ms=0", "--path=/slow?ms=5", "--max-body=0", NULL),
                     0);
     CU_ASSERT_STRING_EQUAL(o.scenario, "fdscale");
     CU_ASSERT_EQUAL(o.connections, 1100);
     CU_ASSERT_EQUAL(o.sample, 3);
     CU_ASSERT_EQUAL(o.sample_requests, 2);
+    CU_ASSERT_EQUAL(o.accept_stall_ms, 1500);
     CU_ASSERT_EQUAL(o.k, 7);
     CU_ASSERT_EQUAL(o.gap_ms, 0);
     CU_ASSERT_STRING_EQUAL(o.path, "/slow?ms=5");

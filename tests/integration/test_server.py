@@ -14,6 +14,7 @@ line names them), else the folder goes.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -526,6 +528,58 @@ def test_server_unread_asks_the_kernel():
             finally:
                 for c in conns:
                     c.close()
+
+
+def _accept_queue(lst: socket.socket) -> int:
+    """The listener's accept queue, as the kernel counts it: on a
+    listening socket TCP_INFO's tcpi_unacked is sk_ack_backlog."""
+    return int.from_bytes(lst.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)[24:28], "little")
+
+
+def _fdscale_against(lst: socket.socket, n: int, gap_s: float | None, stall_ms: int) -> dict:
+    """probe fdscale (n connections) against lst, which accepts none until
+    all n are queued, then one every gap_s (None: never); the probe's JSON."""
+    held, stop = [], threading.Event()
+
+    def accepter():
+        while _accept_queue(lst) < n and not stop.wait(0.01):
+            pass
+        while gap_s is not None and len(held) < n and not stop.wait(gap_s):
+            held.append(lst.accept()[0])
+    t = threading.Thread(target=accepter)
+    t.start()
+    try:
+        r = subprocess.run([str(kit.PROBE), "--json", "--scenario", "fdscale", "--connections", str(n),
+                            "--sample", "2", "--deadline-ms", "500", "--accept-wait-ms", "60000",
+                            "--accept-stall-ms", str(stall_ms), "127.0.0.1",
+                            str(lst.getsockname()[1])], capture_output=True, text=True, timeout=120)
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+    check(r.returncode == 0, f"probe exited {r.returncode}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def test_fdscale_waits_while_the_server_accepts():
+    """B8's wait for an empty accept queue ends on the server's progress,
+    not on a clock: a listener that takes 60 queued connections one every
+    50 ms (3 s in all) is waited for to the end although the stall bound
+    is 2 s; one that takes none ends the wait at the stall bound, all 60
+    left and said why (a TSan server beside a loaded 2-core VM took 1-4
+    connections a second for 300 s: c98)."""
+    n, stall_ms = 60, 2000
+    for gap_s, end, left in ((0.05, "empty", 0), (None, "stalled", n)):
+        with socket.socket() as lst:
+            lst.bind(("127.0.0.1", 0))
+            lst.listen(2 * n)
+            res = _fdscale_against(lst, n, gap_s, stall_ms)
+        got = (res["opened"], res["accept_wait_end"], res["accept_queue_left"])
+        check(got == (n, end, left), f"accept every {gap_s} s: (opened, end, left) {got}")
+        check(stall_ms <= res["accept_wait_ms"] < 60000,
+              f"accept every {gap_s} s: waited {res['accept_wait_ms']} ms")
+        check(res["params"]["accept_stall_ms"] == stall_ms, f"params {res['params']}")
 
 
 def test_poll_backs_off():
