@@ -81,6 +81,9 @@
 #                 with its fix; FPC 3.2.2 where the kit's 3.2.2 row decides;
 #                 a command that runs nc or curl with every variant found
 #                 (MIN_CURLS adds curls); the text prints the command whole
+#   findings      repro/fpc/FINDINGS-3.2.2.md's command (build.sh &&
+#                 investigate.sh) as printed, and the table's answers on its
+#                 output: no keep-alive, POST+GET never answered, ...
 # Steps that wait rather than compute run concurrently (KIT_STEPS at once,
 # default 4, and KIT_WAIT_STEPS more, default 2, of the steps that mostly
 # wait; beside the matrix only those that measure no time); each
@@ -294,6 +297,7 @@ step_texts() {   # every printed command is one the min step runs; no file shado
     return $rc
 }
 step_min() { repro/fpc/min/check.sh; }   # the tracker's Pascal reproducers
+step_findings() { python3 tests/findings/check.py; }   # what FPC 3.2.2 does
 step_fresh() { tests/fresh/run.sh; }      # the main job needs only what it installs
 step_fault() {   # a failed measure fails its row; only a passed run is reused
     local rc=0
@@ -368,7 +372,7 @@ count() {
 # that no long step starts last and runs alone at the end.
 steps=(matrix horse-ci tsan asan bisect fpc-patches unit analysers patches texts
        hostile fpcunit hazards fresh valgrind min tsan-hostile fuzz win64 fault sweep horse clients
-       asan-hostile dispatch conformance integration report)
+       asan-hostile dispatch conformance integration findings report)
 beside_matrix=" horse-ci tsan asan bisect fpc-patches unit analysers patches texts "
 # Steps whose CPU is a fifth of their time or less (c57f, a fresh machine's
 # make test: tsan-hostile 75 s, CPU 8 s; asan 42, 5; asan-hostile 34, 5;

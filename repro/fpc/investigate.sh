@@ -44,6 +44,23 @@ start() {
 }
 stop() { cleanup; }
 
+# accepted NAME: the connections the server has accepted so far (its trace)
+accepted() { grep -cE '(accept4?\(|accept4? resumed>).*= [0-9]+$' "$OUT/$1.strace"; }
+
+# wait_accepted NAME N: poll until the server has accepted more than N
+# connections (5 s at most): the held connection must reach it first.
+wait_accepted() {
+    local i
+    for i in $(seq 1 500); do
+        (( $(accepted "$1") > $2 )) && return 0
+        sleep 0.01   # polling the trace, not synchronisation by time
+    done
+    echo "$1: the held connection was not accepted in 5 s" >&2; exit 1
+}
+
+# raw ARGS...: rawhttp.py, its failure the script's
+raw() { $RAW "$@" || { echo "rawhttp.py $* failed" >&2; exit 1; }; }
+
 # summary NAME : syscall counts that matter for the verdicts, counted from
 # the first accept() on (start-up closes from the loader are skipped) and
 # without the listen-watcher thread (the one that calls getsockname).
@@ -71,17 +88,18 @@ echo "fpserver: $BIN ; traces in $OUT"
 
 # 1. default flags (Threaded=False)
 start default
-for s in single reuse pipeline3; do $RAW 127.0.0.1 "$PORT" $s 1; done
+for s in single reuse pipeline3; do raw 127.0.0.1 "$PORT" $s 1; done
 echo "-- curl, two URLs on one command line (curl tries to reuse):"
 curl -sv "http://127.0.0.1:$PORT/ping" "http://127.0.0.1:$PORT/ping" -o /dev/null -o /dev/null 2>&1 \
     | grep -E 'Connected to|Connection #|Re-using|left intact|Closing|^< ' | sed 's/^/   /'
 echo "-- POST(5 B)+GET in one send (client waits 1 s, then closes):"
-$RAW 127.0.0.1 "$PORT" postget 1
+raw 127.0.0.1 "$PORT" postget 1
 echo "-- a GET /ping sent while that POST+GET connection is still open (1.5 s budget):"
-$RAW 127.0.0.1 "$PORT" postget 3 > "$OUT/postget-hold.json" & HOLD=$!
-sleep 0.3   # let the POST+GET connection reach the server first (ordering only, verdict is count-based)
+n=$(accepted default)
+raw 127.0.0.1 "$PORT" postget 3 > "$OUT/postget-hold.json" & HOLD=$!
+wait_accepted default "$n"
 timeout 5 $RAW 127.0.0.1 "$PORT" single 1.5
-wait "$HOLD"
+wait "$HOLD" || { echo "the held POST+GET client failed" >&2; exit 1; }
 echo "-- the held POST+GET connection (client gave up after 3 s):"; cat "$OUT/postget-hold.json"
 stop
 summary default
@@ -92,25 +110,26 @@ grep -E 'recvfrom\(.*(POST|18446744)|SIGSEGV|EPIPE' "$OUT/default.strace" | sed 
 
 # 2. OnAllowConnect assigned (handler sets TCP_NODELAY and logs)
 start on-allow-connect --on-allow-connect nodelay
-for i in 1 2 3; do $RAW 127.0.0.1 "$PORT" single 1 > /dev/null; done
+for i in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
 stop
 summary on-allow-connect
 grep -m2 'TCP_NODELAY' "$OUT/on-allow-connect.strace" | sed 's/^/   /'
 
 # 3. OnGetSocketHandler with a handler whose Accept sets TCP_NODELAY
 start socket-handler --socket-handler nodelay
-for i in 1 2 3; do $RAW 127.0.0.1 "$PORT" single 1 > /dev/null; done
+for i in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
 stop
 summary socket-handler
 
 # 4. --horse (Threaded=True, QueueSize 15: what Horse sets on FPC < 3.3.1)
 start horse --horse
-for s in single reuse pipeline3; do $RAW 127.0.0.1 "$PORT" $s 1; done
-$RAW 127.0.0.1 "$PORT" postget 2 > "$OUT/horse-postget.json" & HOLD=$!
-sleep 0.3
+for s in single reuse pipeline3; do raw 127.0.0.1 "$PORT" $s 1; done
+n=$(accepted horse)
+raw 127.0.0.1 "$PORT" postget 2 > "$OUT/horse-postget.json" & HOLD=$!
+wait_accepted horse "$n"
 echo "-- a GET /ping while a POST+GET connection is held open:"
 timeout 5 $RAW 127.0.0.1 "$PORT" single 1.5
-wait "$HOLD"
+wait "$HOLD" || { echo "the held POST+GET client failed" >&2; exit 1; }
 echo "-- POST+GET under --horse:"; cat "$OUT/horse-postget.json"
 stop
 summary horse

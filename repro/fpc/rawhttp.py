@@ -26,6 +26,11 @@ PING = b"GET /ping HTTP/1.1\r\nHost: x\r\n\r\n"
 POST = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
 
 
+def statuses(buf):
+    """The complete responses in buf: status line and Connection header."""
+    return [{"status": r["status"], "connection": r["connection"]} for r in parse(buf)]
+
+
 def read_all(sock, deadline):
     """Read until EOF/RST or deadline. Returns (bytes, end, t_end_ms)."""
     return read_until_close(sock, max(0.0, deadline - time.monotonic()))
@@ -39,7 +44,7 @@ def main():
     if scen in ("single", "reuse"):
         s.sendall(PING)
         buf, end, t = read_all(s, time.monotonic() + wait)
-        res.update(responses=parse(buf), end=end, end_ms=t)
+        res.update(responses=statuses(buf), end=end, end_ms=t)
         if scen == "reuse":
             time.sleep(0.05)
             try:
@@ -51,11 +56,11 @@ def main():
     elif scen == "pipeline3":
         s.sendall(PING * 3)
         buf, end, t = read_all(s, time.monotonic() + wait)
-        res.update(requests_sent=3, responses=parse(buf), end=end, end_ms=t)
+        res.update(requests_sent=3, responses=statuses(buf), end=end, end_ms=t)
     elif scen == "postget":
         s.sendall(POST + PING)
         buf, end, t = read_all(s, time.monotonic() + wait)
-        res.update(requests_sent=2, responses=parse(buf), end=end, end_ms=t)
+        res.update(requests_sent=2, responses=statuses(buf), end=end, end_ms=t)
     else:
         print("unknown scenario", file=sys.stderr)
         return 1
