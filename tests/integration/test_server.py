@@ -582,6 +582,32 @@ def test_fdscale_waits_while_the_server_accepts():
         check(res["params"]["accept_stall_ms"] == stall_ms, f"params {res['params']}")
 
 
+def test_kaclient_judges_a_slow_first_byte():
+    """repro/horse/kaclient.py (the Horse keep-alive check): a 48 ms
+    delayed-ACK hold behind a first byte slowed to 111 ms (Wine on a loaded
+    machine, c101: hold/first-byte 0.5 read "clean") is stalled, by the
+    holds of requests 2..N against the idle-gap controls'; clean servers
+    stay clean, with gap holds of a Wine program or none at all; a run
+    between the bounds says nothing."""
+    sys.path.insert(0, str(kit.TOP / "repro" / "horse"))
+    import kaclient
+
+    def run(holds, ttfb, gaps):
+        reqs = [{"status": "HTTP/1.1 200 OK", "connection": None, "ttfb_us": ttfb, "hold_us": h}
+                for h in [0.0] + holds]
+        return kaclient.judge({"requests": reqs, "gap": [{"hold_us": g} for g in gaps],
+                               "local_ports": [40000]}, len(reqs))[0]
+    cases = {"c101: slow first byte, held body": (run([48550.0 + i for i in range(19)], 111580.0,
+                                                      [530.0, 400.0, 600.0, 500.0, 520.0]), "stalled"),
+             "held body, quick first byte": (run([43300.0] * 19, 1000.0, [0.0, 415.0, 271.0, 410.0, 0.0]),
+                                             "stalled"),
+             "Wine, clean": (run([62.0] + [109.0] * 18, 499.0, [132.0, 129.0, 0.0, 688.0, 92.0]), "clean"),
+             "Linux, clean, no gap hold": (run([0.0] * 18 + [11.0], 77.0, [0.0] * 5), "clean"),
+             "between the bounds": (run([1500.0] * 19, 1000.0, [300.0] * 5), "inconclusive")}
+    bad = {k: got for k, (got, want) in cases.items() if got != want}
+    check(not bad, f"judged otherwise: {bad}")
+
+
 def test_poll_backs_off():
     """kit._poll: a condition met at once is looked at once; one never
     met is looked at tens of times over its limit, not a hundred (a pace
