@@ -15,7 +15,7 @@
 # for the client's delayed ACK of its headers (median, over requests 2..20,
 # of time-from-first-byte-to-last over time-to-first-byte: clean <= 1,
 # stalled >= 2, kaclient.py's STALL and CLEAN; and, since a slow first byte
-# lowers that one, the shortest such hold over the longest after an idle
+# lowers that one, the median such hold over the longest after an idle
 # gap: GAP_STALL, GAP_CLEAN; never a millisecond bound).  It needs only python3 and the
 # program, so it runs the same on Horse's ubuntu and windows runners and
 # here (Linux natively, Windows through Wine).

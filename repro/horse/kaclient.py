@@ -21,12 +21,14 @@ delay the first byte); a response sent whole, or in two back-to-back
 segments, makes it about 1 or less.  That ratio falls when the first byte
 is slow: under Wine on a loaded machine it took 111 ms, and a 48 ms hold
 read 0.5, "clean" (c101).  So a second same-run ratio is asked too, whose
-terms the server's speed does not move: the shortest hold of requests
+terms the server's speed does not move: the median hold of requests
 2..N over the longest hold of the idle-gap controls.  After an idle gap
 the client ACKs at once, so the kernel sends a held body as soon as that
-ACK arrives; a held body waits for a delayed ACK on every request, so
-every one of them is held longer than any control (70-440 times; a clean
-server 0-0.1).  Stalled if either ratio says so; clean only if both do;
+ACK arrives; a held body waits for a delayed ACK on every request (72-455
+times the longest control; a clean server 0-0.8).  The median, not the
+shortest: a client that reads late finds the whole response at once, a
+hold of 0 (one of 19 held requests in c102).  Stalled if either ratio
+says so; clean only if both do;
 between the bounds the run says nothing, and the check fails (it must
 prove the absence).
 
@@ -48,9 +50,11 @@ import time
 # hold came out 3.5 (the old bound 4 called it inconclusive, once in four
 # clean-clone make test runs): the stall bound is twice the clean one.
 STALL, CLEAN = 2.0, 1.0
-# Bounds on the shortest hold of requests 2..N over the longest hold of the
-# gap controls (a clean-clone make test: stalled 70-440, clean 0-0.09).
-GAP_STALL, GAP_CLEAN = 10.0, 1.0
+# Bounds on the median hold of requests 2..N over the longest hold of the
+# gap controls (the Horse step's six programs, 3 runs: stalled 72-455,
+# clean 0-0.8; a clean Wine program's two sends are as close on every
+# request, so its ratio is noise around 1, and the clean bound leaves room).
+GAP_STALL, GAP_CLEAN = 20.0, 5.0
 GAPS, GAP_S = 5, 0.3              # the idle-gap control
 DEADLINE_S = 5.0                  # how long we wait for one response (a deadline, not a verdict)
 
@@ -117,12 +121,12 @@ def judge(res: dict, n: int) -> tuple[str, str]:
     ttfb = statistics.median(r["ttfb_us"] for r in rest)
     gap = [r["hold_us"] for r in res["gap"] if "error" not in r]
     # No gap control answered: the second ratio says nothing either way.
-    vs_gap = min(r["hold_us"] for r in rest) / max(max(gap), 1.0) if gap else None
+    vs_gap = hold / max(max(gap), 1.0) if gap else None
     fig = (f"{n} requests on one socket (local port {res['local_ports'][0]}); requests 2..{n}: "
            f"body {hold / 1000:.2f} ms after the first byte, first byte {ttfb / 1000:.2f} ms after "
            f"the request (median hold/first-byte {ratio:.1f}, stall >= {STALL:g}, clean <= {CLEAN:g}); "
            f"controls: request 1 hold {ok[0]['hold_us'] / 1000:.2f} ms, after 300 ms gaps "
-           f"{statistics.median(gap) / 1000 if gap else float('nan'):.2f} ms (shortest hold / longest "
+           f"{statistics.median(gap) / 1000 if gap else float('nan'):.2f} ms (median hold / longest "
            f"gap hold {'-' if vs_gap is None else f'{vs_gap:.1f}'}, stall >= {GAP_STALL:g}, "
            f"clean <= {GAP_CLEAN:g})")
     if ratio >= STALL or (vs_gap is not None and vs_gap >= GAP_STALL):
