@@ -884,7 +884,7 @@ static int run_announce_16m(struct ctx *c)
                      "POST /echo HTTP/1.1\r\nContent-Length: %lld\r\n\r\n0123456789", ANNOUNCED);
     int fds[ANNOUNCERS], i, req0 = srv_log_count(c->s, "req="), done = 0, consumed = 0;
     unsigned long inodes[ANNOUNCERS];
-    long hwm0 = srv_proc_kib(c->s->pid, "VmHWM"), hwm1;
+    long hwm0 = srv_proc_status(c->s->pid, "VmHWM"), hwm1;
     long long received = (long long)n * ANNOUNCERS, grew, bound;
     int64_t end;
 
@@ -914,7 +914,7 @@ static int run_announce_16m(struct ctx *c)
         else
             tc_sleep_until_us(tc_now_us() + 20000); /* polling pace */
     done = srv_log_count(c->s, "req=") - req0;
-    hwm1 = srv_proc_kib(c->s->pid, "VmHWM");
+    hwm1 = srv_proc_status(c->s->pid, "VmHWM");
     grew = (long long)(hwm1 - hwm0) * 1024;
     /* Bound: a dispatched /echo holds its announced body four times at
      * most, all clients at once, plus 64 MiB of allocator slack.  On the

@@ -72,9 +72,10 @@ void srv_exit_text(const struct srv *s, char *out, size_t cap);
 int srv_log_has(const struct srv *s, const char *needle);
 int srv_log_count(const struct srv *s, const char *needle);
 void srv_log_tail(const struct srv *s, int lines);
-/* /proc/PID figures: open fds, threads, VmHWM and VmRSS in KiB (-1 unknown). */
+/* /proc/PID figures: open fds, threads; a number field of its status file
+ * (VmHWM and VmRSS in KiB, TracerPid, PPid; -1 unknown). */
 void srv_proc_counts(pid_t pid, int *fds, int *tasks);
-long srv_proc_kib(pid_t pid, const char *field);
+long srv_proc_status(pid_t pid, const char *field);
 long srv_unread(int server_port, int client_port);
 int srv_holds_socket(pid_t pid, unsigned long inode);
 int srv_wait_consumed(const struct srv *s, int fd, int ms);

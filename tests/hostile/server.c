@@ -346,22 +346,6 @@ static int srv_exiting(pid_t pid)
     return lead && (lead[0] == 'Z' || lead[0] == 'X') && all_threads(pid, in_exit_path, 0);
 }
 
-/* A number field of a /proc status file ("TracerPid:", "PPid:"); -1 if
- * none. */
-static long status_field(const char *path, const char *key)
-{
-    char line[128];
-    long v = -1;
-    FILE *f = fopen(path, "r");
-
-    while (f && v < 0 && fgets(line, sizeof line, f))
-        if (!strncmp(line, key, strlen(key)))
-            v = strtol(line + strlen(key), NULL, 10);
-    if (f)
-        fclose(f);
-    return v;
-}
-
 static int in_trace_or_exit(char st)
 {
     return st == 't' || in_exit_path(st);
@@ -374,14 +358,10 @@ static int in_trace_or_exit(char st)
  * thread in ptrace_stop; it was called hung.) */
 static int srv_leak_checking(pid_t pid)
 {
-    char p[64];
-    long tracer;
+    long tracer = srv_proc_status(pid, "TracerPid");
 
-    snprintf(p, sizeof p, "/proc/%d/status", (int)pid);
-    if ((tracer = status_field(p, "TracerPid:")) <= 0)
-        return 0;
-    snprintf(p, sizeof p, "/proc/%ld/status", tracer);
-    return status_field(p, "PPid:") == (long)pid && all_threads(pid, in_trace_or_exit, 0);
+    return tracer > 0 && srv_proc_status((pid_t)tracer, "PPid") == (long)pid
+           && all_threads(pid, in_trace_or_exit, 0);
 }
 
 /* SIGTERM's bit in the main thread's masks (/proc/PID/status): pending to
@@ -510,7 +490,9 @@ void srv_proc_counts(pid_t pid, int *fds, int *tasks)
     *tasks = count_dir(p);
 }
 
-long srv_proc_kib(pid_t pid, const char *field)
+/* A number field of /proc/PID/status: VmHWM and VmRSS in KiB, TracerPid,
+ * PPid; -1 unknown. */
+long srv_proc_status(pid_t pid, const char *field)
 {
     char p[64], line[256];
     size_t n = strlen(field);
