@@ -68,6 +68,9 @@ def scenarios(raw: list[dict]) -> list[str]:
 
 def main() -> int:
     cmd = command()
+    if not shutil.which("fpc"):   # the other tools: investigate.sh says (exit 4)
+        print(f"TEST: findings {cmd} [SKIP] no fpc (Debian package fpc) for repro/fpc/build.sh")
+        return 4
     r = subprocess.run(["bash", "-c", cmd], cwd=TOP, capture_output=True, text=True, timeout=300)
     folder = re.search(r"; traces in (\S+)$", r.stdout, re.M)   # its first line
     if folder and folder[1].startswith("/tmp/fpc-findings."):
