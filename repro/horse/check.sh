@@ -15,10 +15,10 @@
 # for the client's delayed ACK of its headers (median, over requests 2..20,
 # of time-from-first-byte-to-last over time-to-first-byte: clean <= 1,
 # stalled >= 2, kaclient.py's STALL and CLEAN; and, since a slow first byte
-# lowers that one, the median such hold over the longest after an idle
-# gap: GAP_STALL, GAP_CLEAN; never a millisecond bound).  It needs only python3 and the
-# program, so it runs the same on Horse's ubuntu and windows runners and
-# here (Linux natively, Windows through Wine).
+# lowers that one, the median such hold over the median after an idle
+# gap: GAP_STALL, GAP_CLEAN; never a millisecond bound).  It needs only
+# python3 and the program, so it runs the same on Horse's ubuntu and
+# windows runners and here (Linux natively, Windows through Wine).
 #
 # Where: on Linux as root every server runs in a network namespace of its
 # own (ip netns add, lo up; removed by the trap), since the sample

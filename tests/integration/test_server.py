@@ -586,10 +586,13 @@ def test_kaclient_judges_a_slow_first_byte():
     """repro/horse/kaclient.py (the Horse keep-alive check): a 48 ms
     delayed-ACK hold behind a first byte slowed to 111 ms (Wine on a loaded
     machine, c101: hold/first-byte 0.5 read "clean") is stalled, by the
-    holds of requests 2..N against the idle-gap controls'; clean servers
-    stay clean, with gap holds of a Wine program or none at all; a run
-    between the bounds says nothing.  A few late reads (a whole response
-    in one read: hold 0) do not make a held body clean."""
+    holds of requests 2..N against the idle-gap controls'; so is one whose
+    longest control was slowed too (c104).  Clean servers stay clean, with
+    gap holds of a Wine program or none at all, also when the requests
+    themselves were read in two parts and the controls whole (c105: 40 us
+    against a floor of 1 us read "stalled"); a run between the bounds says
+    nothing.  A few late reads (a whole response in one read: hold 0) do
+    not make a held body clean."""
     sys.path.insert(0, str(kit.TOP / "repro" / "horse"))
     import kaclient
 
@@ -605,7 +608,14 @@ def test_kaclient_judges_a_slow_first_byte():
              "held body, quick first byte": (run([43300.0] * 19, 1000.0, [0.0, 415.0, 271.0, 410.0, 0.0]),
                                              "stalled"),
              "Wine, clean": (run([62.0] + [109.0] * 18, 499.0, [132.0, 129.0, 0.0, 688.0, 92.0]), "clean"),
+             "c104: slow first byte, one slow control": (run([44230.0] * 19, 86810.0,
+                                                             [360.0, 2260.0, 300.0, 410.0, 350.0]),
+                                                         "stalled"),
              "Linux, clean, no gap hold": (run([0.0] * 18 + [11.0], 77.0, [0.0] * 5), "clean"),
+             "c105: Linux, clean, read in two parts": (run([0.0] * 8 + [40.0] * 11, 100.0, [0.0] * 5),
+                                                       "clean"),
+             "Wine, clean, controls mostly whole": (run([109.0] * 19, 499.0, [0.0, 0.0, 0.0, 688.0, 92.0]),
+                                                    "clean"),
              "between the bounds": (run([1500.0] * 19, 1000.0, [150.0] * 5), "inconclusive")}
     bad = {k: got for k, (got, want) in cases.items() if got != want}
     check(not bad, f"judged otherwise: {bad}")
