@@ -32,7 +32,10 @@ machine (2.3 and 3.4 ms against a median of 0.4 in c103 and c104) must not
 set the scale.  Where most controls came whole (a median hold of 0, as
 on Linux), they measured no noise to compare against, and the second ratio
 says nothing: a clean server's requests read in two parts 40 us apart
-were 40 times a floor of 1 us, "stalled" (c105).  Stalled if either ratio
+were 40 times a floor of 1 us, "stalled" (c105).  There the first ratio
+decides alone, as it did before the second: a held body would read clean
+only behind a first byte slower than a delayed ACK, 40 ms, where Linux's
+runs here took 0.53 ms at most (c101-c105).  Stalled if either ratio
 says so; clean only if each that says something does; between the bounds
 the run says nothing, and the check fails (it must prove the absence).
 
