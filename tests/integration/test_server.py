@@ -310,6 +310,42 @@ def test_b7_fixed_takes_its_connections():
           and v.data["burst_connections"] == 5 * kit.B7_MAX_BURSTS, f"{v.state}: {v.figure}")
 
 
+def test_b7_a_starved_server_is_not_hung():
+    """B7's checks (kit.b7_checks): a check answered 0 twice is a hang only
+    if the server logged nothing meanwhile.  One that still logs (r9: a
+    starved pool serving its burst's connections one by one) is checked
+    again until it answers, and its bursts go on; one whose log stands
+    still ends the run at the second 0; one that logs but never answers
+    ends at B7_CONFIRMS.  Stand-ins: the bursts and the checks, and the
+    server's log (a line per check while it "serves")."""
+    class Srv:
+        log_path = TMP / "b7-starved.log"
+
+    def run(answers, logs):
+        Srv.log_path.write_text("")
+        calls = iter(zip(answers, logs))
+
+        def check_once(srv, outdir, tag, wait=1):
+            answered, grows = next(calls)
+            if grows:
+                with open(srv.log_path, "a") as f:
+                    f.write(f"close conn ({tag})\n")
+            return answered
+        with kit_stand_in("b7_load", lambda *a: {"connects": kit.B7_CONNECTIONS}), \
+                kit_stand_in("liveness", check_once):
+            return kit.b7_checks(Srv(), TMP)
+    rest = [3] * (kit.B7_BURSTS - 1)
+    checks, made = run([0, 0, 3] + rest, [True, True, False] + [False] * len(rest))
+    check(checks == [[0, 0, 3]] + [[3]] * (kit.B7_BURSTS - 1)
+          and made == kit.B7_BURSTS * kit.B7_CONNECTIONS, f"starved: {checks}, {made}")
+    checks, _ = run([0, 0], [False, False])
+    check(checks == [[0, 0]], f"hung: {checks}")
+    checks, _ = run([0] * (kit.B7_CONFIRMS + 1), [True] * (kit.B7_CONFIRMS + 1))
+    check(checks == [[0] * (kit.B7_CONFIRMS + 1)], f"logging, never answering: {checks}")
+    checks, _ = run([2, 1] + rest, [False] * (len(rest) + 2))
+    check(checks == [[2, 1]] + [[3]] * (kit.B7_BURSTS - 1), f"slow to accept: {checks}")
+
+
 def test_all_fixes_everything():
     got = kit.measure_row(row("all"), TMP / "all", kit.have_strace())
     bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "fixed"}
