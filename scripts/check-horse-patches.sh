@@ -19,6 +19,9 @@
 #                (each is git format-patch output that applies on ff41415
 #                by itself); the simulations in order, as rows build them
 #   tests        each Horse patch adds its test under Horse's tests/
+#   own-pids     each of those tests that Horse's CI job runs, run here with
+#                the system fpc under strace, signals no PID it has already
+#                waited for (skipped without strace or fpc)
 #   not-merged   no Horse patch says it is already upstream (Forwarded:
 #                not-needed belongs to a simulation in repro/horse/sim/)
 #   compile      every Horse set the matrix rows use (repro/horse/rows.py:
@@ -98,6 +101,32 @@ fresh_repo() {
     git -C "$1" init -q && git -C "$1" add -A &&
         git -C "$1" -c user.name=kit -c user.email=kit@localhost commit -qm "Horse tree"
 }
+# own_pids PATCH REPO SCRIPT: SCRIPT (a test the CI job of
+# ci-fpc-connections.patch runs), run as the job runs it with the system
+# fpc under strace, signals no PID it has already waited for: by then the
+# PID may be another process's.  Before 2026-12-06 both test scripts' EXIT
+# traps sent SIGTERM to every server they had started, each long reaped;
+# run beside the kit's matrix by the horse-ci step, such a stale SIGTERM
+# stopped a real-trunk B8 server at its 354th connection (c107, twice in
+# a row; c104 once): "stopping on signal" in its log, its listener gone.
+own_pids() {
+    local n=$1 repo=$2 f=$3 trace=$tmp/own-pids.trace stale
+    grep -q "run: .*$f\b" "$dir/ci-fpc-connections.patch" || return 0
+    command -v strace > /dev/null || { test_skip "horse-patch $n own-pids ($f)" "no strace (Debian package strace)"; return; }
+    command -v fpc > /dev/null || { test_skip "horse-patch $n own-pids ($f)" "no fpc (Debian package fpc)"; return; }
+    if ! (cd "$repo" && timeout 600 strace -f -qq -e trace=kill,wait4 -e signal=none -o "$trace" \
+            bash "$f" > "$tmp/own-pids.log" 2>&1); then
+        fail "$n own-pids ($f)" "the test failed: $(tail -2 "$tmp/own-pids.log" | tr '\n' ' ')"; return
+    fi
+    # wait4 (whole or resumed) returning a PID reaps it; a kill() of it after
+    # that is a stale signal.
+    stale=$(awk '/wait4/ && / = [1-9][0-9]*$/ { reaped[$NF] = 1 }
+                 match($0, /kill\([0-9]+, SIG[A-Z]+/) {
+                     split(substr($0, RSTART + 5, RLENGTH - 5), a, ", ")
+                     if (a[1] in reaped) printf "%s to %s; ", a[2], a[1] }' "$trace")
+    if [[ -z $stale ]]; then ok "$n own-pids ($f: signals no PID it has waited for)"
+    else fail "$n own-pids ($f)" "signals PIDs it had already waited for: $stale"; fi
+}
 am_ok=1
 # The Horse patches: each alone on ff41415, and each brings its test.
 pos=0
@@ -119,6 +148,7 @@ for n in "${names[@]}"; do
         ok "$n git-am (alone on the Horse tree)"
         t=$(git -C "$repo" diff --name-only --diff-filter=A HEAD~1 -- tests/ | tr '\n' ' ')
         if [[ -n $t ]]; then ok "$n tests ($t)"; else fail "$n tests" "adds nothing under Horse's tests/"; fi
+        for f in $t; do own_pids "$n" "$repo" "$f"; done
     else
         fail "$n git-am (alone on the Horse tree)" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; am_ok=0
     fi
