@@ -243,6 +243,23 @@ static const char *task_stat(pid_t pid, const char *tid, char *buf, size_t cap)
     return (e = strrchr(buf, ')')) && e[1] == ' ' ? e + 2 : NULL;
 }
 
+/* The system call one thread is in (/proc/PID/task/TID/syscall), -1 if
+ * none or unknown (running in user space, or gone). */
+static int task_syscall(pid_t pid, const char *tid)
+{
+    char p[96];
+    FILE *f;
+    int sc = -1;
+
+    snprintf(p, sizeof p, "/proc/%d/task/%.16s/syscall", (int)pid, tid);
+    if ((f = fopen(p, "r"))) {
+        if (fscanf(f, "%d", &sc) != 1)
+            sc = -1;
+        fclose(f);
+    }
+    return sc;
+}
+
 /* Whether every thread of pid is in a state ok() accepts (a thread gone
  * between the listing and the read is accepted); gone if the process is. */
 static int all_threads(pid_t pid, int (*ok)(char), int gone)
@@ -303,15 +320,9 @@ static void srv_where(pid_t pid, char *where, size_t cap)
     tc_sleep_until_us(tc_now_us() + 300000); /* the sampling interval */
     for (i = 0; i < nt && n < cap - 64; i++) {
         FILE *f;
-        int sc = -1;
+        int sc = task_syscall(pid, tids[i]);
         long t1 = thread_ticks(pid, tids[i]);
 
-        snprintf(p, sizeof p, "/proc/%d/task/%.16s/syscall", (int)pid, tids[i]);
-        if ((f = fopen(p, "r"))) {
-            if (fscanf(f, "%d", &sc) != 1)
-                sc = -1;
-            fclose(f);
-        }
         snprintf(p, sizeof p, "/proc/%d/task/%.16s/wchan", (int)pid, tids[i]);
         buf[0] = '\0';
         if ((f = fopen(p, "r"))) {
@@ -330,12 +341,14 @@ static int in_exit_path(char st)
 }
 
 /* Has the server exited, with only the kernel's teardown left: its main
- * thread a zombie and every other thread in uninterruptible sleep (the
- * exit path) or gone?  (c47: seven servers that had caught SIGTERM and
- * exited each had a thread blocked over 3 s in exit_mmap, wchan
- * unlink_file_vma_batch_process, waiting for a lock held elsewhere on the
- * host.)  A main thread gone while another runs or waits in user space
- * is no exit: that server still hangs. */
+ * thread a zombie, or itself blocked in exit_group, and every other thread
+ * in uninterruptible sleep (the exit path) or gone?  (c47: seven servers
+ * that had caught SIGTERM and exited each had a thread blocked over 3 s in
+ * exit_mmap, wchan unlink_file_vma_batch_process, waiting for a lock held
+ * elsewhere on the host.  c108: two whose main thread, their last, was
+ * that thread: state D in exit_group, not Z.)  A main thread gone while
+ * another runs or waits in user space is no exit: that server still
+ * hangs. */
 static int srv_exiting(pid_t pid)
 {
     char tid[16], buf[512];
@@ -343,7 +356,12 @@ static int srv_exiting(pid_t pid)
 
     snprintf(tid, sizeof tid, "%d", (int)pid);
     lead = task_stat(pid, tid, buf, sizeof buf);
-    return lead && (lead[0] == 'Z' || lead[0] == 'X') && all_threads(pid, in_exit_path, 0);
+    if (!lead)
+        return 0;
+    if (lead[0] != 'Z' && lead[0] != 'X' &&
+        !(lead[0] == 'D' && task_syscall(pid, tid) == SYS_exit_group))
+        return 0;
+    return all_threads(pid, in_exit_path, 0);
 }
 
 static int in_trace_or_exit(char st)
