@@ -1049,9 +1049,10 @@ def b7_checks(srv: Server, outdir: Path, wait: int = 1) -> tuple[list[list[int]]
         checks.append([liveness(srv, outdir, f"after{i}", wait)])
         while checks[-1][-1] < 3 and len(checks[-1]) <= B7_CONFIRMS:
             if len(checks[-1]) > 1:
-                if checks[-1][-1] > 0 or _log_size(srv) == seen:
+                now = _log_size(srv)
+                if checks[-1][-1] > 0 or now == seen:
                     break
-                seen = _log_size(srv)
+                seen = now
             k = len(checks[-1])
             checks[-1].append(liveness(srv, outdir, f"confirm{i}" + (f".{k}" if k > 1 else ""), wait))
         if checks[-1][-1] == 0:
