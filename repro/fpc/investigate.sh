@@ -7,7 +7,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=${1:-$ROOT/build/fpc-3.2.2/fpserver}
-RAW="/usr/bin/python3 $ROOT/repro/fpc/rawhttp.py"
+RAW=(/usr/bin/python3 "$ROOT/repro/fpc/rawhttp.py")
 OUT=${OUT:-$(mktemp -d /tmp/fpc-findings.XXXXXX)}
 mkdir -p "$OUT"
 for c in strace curl /usr/bin/python3; do
@@ -18,7 +18,12 @@ done
 STRACE_PID=""
 SERVER_PID=""
 cleanup() {
-    [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null
+    # SERVER_PID is strace's child, not ours: strace reaps it.  Signal it only
+    # while strace still has it as a child, so that a server that died early
+    # (its PID free for reuse) is never the target of a stale SIGTERM.
+    if [ -n "$SERVER_PID" ] && pgrep -P "$STRACE_PID" | grep -qx "$SERVER_PID"; then
+        kill -TERM "$SERVER_PID" 2>/dev/null
+    fi
     [ -n "$STRACE_PID" ] && wait "$STRACE_PID" 2>/dev/null
     STRACE_PID=""; SERVER_PID=""
 }
@@ -31,8 +36,7 @@ start() {
     strace -f -tt -e trace=network,select,poll,close -o "$OUT/$name.strace" \
         "$BIN" --port 0 "$@" > "$OUT/$name.stdout" 2> "$OUT/$name.stderr" &
     STRACE_PID=$!
-    local i
-    for i in $(seq 1 500); do
+    for _ in $(seq 1 500); do
         grep -q '^listening ' "$OUT/$name.stdout" && break
         kill -0 "$STRACE_PID" 2>/dev/null || { echo "server $name died" >&2; cat "$OUT/$name.stderr" >&2; exit 1; }
         sleep 0.01   # polling for the listening line, not synchronisation by time
@@ -50,8 +54,7 @@ accepted() { grep -cE '(accept4?\(|accept4? resumed>).*= [0-9]+$' "$OUT/$1.strac
 # wait_accepted NAME N: poll until the server has accepted more than N
 # connections (5 s at most): the held connection must reach it first.
 wait_accepted() {
-    local i
-    for i in $(seq 1 500); do
+    for _ in $(seq 1 500); do
         (( $(accepted "$1") > $2 )) && return 0
         sleep 0.01   # polling the trace, not synchronisation by time
     done
@@ -59,7 +62,7 @@ wait_accepted() {
 }
 
 # raw ARGS...: rawhttp.py, its failure the script's
-raw() { $RAW "$@" || { echo "rawhttp.py $* failed" >&2; exit 1; }; }
+raw() { "${RAW[@]}" "$@" || { echo "rawhttp.py $* failed" >&2; exit 1; }; }
 
 # summary NAME : syscall counts that matter for the verdicts, counted from
 # the first accept() on (start-up closes from the loader are skipped) and
@@ -98,7 +101,7 @@ echo "-- a GET /ping sent while that POST+GET connection is still open (1.5 s bu
 n=$(accepted default)
 raw 127.0.0.1 "$PORT" postget 3 > "$OUT/postget-hold.json" & HOLD=$!
 wait_accepted default "$n"
-timeout 5 $RAW 127.0.0.1 "$PORT" single 1.5
+timeout 5 "${RAW[@]}" 127.0.0.1 "$PORT" single 1.5
 wait "$HOLD" || { echo "the held POST+GET client failed" >&2; exit 1; }
 echo "-- the held POST+GET connection (client gave up after 3 s):"; cat "$OUT/postget-hold.json"
 stop
@@ -110,14 +113,14 @@ grep -E 'recvfrom\(.*(POST|18446744)|SIGSEGV|EPIPE' "$OUT/default.strace" | sed 
 
 # 2. OnAllowConnect assigned (handler sets TCP_NODELAY and logs)
 start on-allow-connect --on-allow-connect nodelay
-for i in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
+for _ in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
 stop
 summary on-allow-connect
 grep -m2 'TCP_NODELAY' "$OUT/on-allow-connect.strace" | sed 's/^/   /'
 
 # 3. OnGetSocketHandler with a handler whose Accept sets TCP_NODELAY
 start socket-handler --socket-handler nodelay
-for i in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
+for _ in 1 2 3; do raw 127.0.0.1 "$PORT" single 1 > /dev/null; done
 stop
 summary socket-handler
 
@@ -128,7 +131,7 @@ n=$(accepted horse)
 raw 127.0.0.1 "$PORT" postget 2 > "$OUT/horse-postget.json" & HOLD=$!
 wait_accepted horse "$n"
 echo "-- a GET /ping while a POST+GET connection is held open:"
-timeout 5 $RAW 127.0.0.1 "$PORT" single 1.5
+timeout 5 "${RAW[@]}" 127.0.0.1 "$PORT" single 1.5
 wait "$HOLD" || { echo "the held POST+GET client failed" >&2; exit 1; }
 echo "-- POST+GET under --horse:"; cat "$OUT/horse-postget.json"
 stop
