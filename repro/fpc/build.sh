@@ -192,7 +192,7 @@ changed_units() {
     local f
     while read -r f; do
         case $f in
-        *.pp|*.pas|*.p) f=$(basename "$f"); echo "${f%.*}" | tr '[:upper:]' '[:lower:]' ;;
+        *.pp|*.pas|*.p) f=${f##*/}; echo "${f%.*}" | tr '[:upper:]' '[:lower:]' ;;
         *) return 1 ;;
         esac
     done < <(cd "$out/overlay" 2>/dev/null && find . -type f)
@@ -249,7 +249,7 @@ if [[ -z $tree ]] && mapfile -t changed < <(changed_units) && changed_units > /d
     skip=" ${again[*]} ${mine[*]} " copy=()
     for f in "$base/units"/*; do
         [[ -f $f ]] || continue
-        u=$(basename "$f"); u=${u%.*}
+        u=${f##*/}; u=${u%.*}
         [[ $skip == *" ${u,,} "* ]] || copy+=("$f")
     done
     # Copies with their times (FPC compares a unit's sources with them);
@@ -262,11 +262,15 @@ fi
 # (a copy keeps its time and bytes).  Proof that the changed own units
 # linked are this build's: each is one of them.
 if [[ -n $base ]]; then
+    # The files whose bytes differ from the prebuilt ones': one diff for the
+    # folder, not a cmp per unit (a build has a hundred).
+    q=$(diff -q "$out/units" "$base/units") || [[ $? == 1 ]] || die "cannot compare $out/units with $base/units"
+    differ=" $(sed -n 's|^Files .*/\([^/]*\) and .* differ$|\1|p' <<< "$q" | tr '\n' ' ') "
     fresh=" "
     for f in "$out/units"/*.ppu; do
         [[ -f $f ]] || continue
         p=$base/units/${f##*/}
-        [[ -f $p && ! $f -nt $p && ! $f -ot $p ]] && cmp -s "$f" "$p" && continue
+        [[ -f $p && ! $f -nt $p && ! $f -ot $p && $differ != *" ${f##*/} "* ]] && continue
         u=${f##*/}; u=${u%.ppu}; fresh+="${u,,} "
     done
     echo "compiled in this build: $(wc -w <<< "$fresh") units:$fresh" >&2
