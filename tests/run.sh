@@ -13,7 +13,8 @@
 #                 fails on stock and passes on all, Linux and win64 under Wine
 #   unit          CUnit suites of every server-min module, built against every
 #                 variant (plain), and stock/all under ASan+UBSan and TSan;
-#                 the shared objects they are built from (tests/unit/cc-objects.sh)
+#                 the shared objects they are built from (tests/unit/cc-objects.sh);
+#                 recipes start python3 itself, not a shim (tests/unit/make-python.sh)
 #   analysers     capture analysers on the committed reference captures;
 #                 common/ and the probe's command line and JSON (CUnit)
 #   integration   scenarios the matrix does not cover (connection IDs,
@@ -177,6 +178,7 @@ step_unit() {
     for v in "${variants[@]}"; do cat "$tmp/$v.out"; done
     rm -rf -- "$tmp"
     tests/unit/cc-objects.sh   # the objects these binaries share
+    tests/unit/make-python.sh  # recipes start python3 without a shim
 }
 
 step_analysers() {
