@@ -20,9 +20,9 @@ PYTHON := $(shell python3 -c 'import sys; print(sys.executable)' 2>/dev/null || 
 CCO = $(PYTHON) scripts/cc-objects.py
 # Where `python3` on PATH is a shim that starts it (pyenv), every recipe and
 # every script it runs finds the interpreter itself first on PATH: the shim
-# is two dozen bash processes per `python3`, and the suite starts python3
-# thousands of times.  Where python3 on PATH is the interpreter (Debian's
-# /usr/bin/python3), PATH stays as it is.
+# is two dozen bash processes per `python3`, and `make test` started
+# python3 through it some two hundred times.  Where python3 on PATH is the
+# interpreter (Debian's /usr/bin/python3), PATH stays as it is.
 ifneq ($(filter /%,$(PYTHON)),)
 ifneq ($(shell command -v python3),$(PYTHON))
 export PATH := $(patsubst %/,%,$(dir $(PYTHON))):$(PATH)
