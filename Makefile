@@ -110,10 +110,14 @@ repro:
 TEST_UNITS = $(foreach v,$(VARIANTS),build/tests/$(v)/unit) \
              $(foreach f,tests-asan tests-tsan,$(foreach v,$(SAN_VARIANTS),build/$(f)/$(v)/unit))
 
+# The failed checks again at the very end (tests/run.sh keeps them in
+# failed.txt): CI shows only an excerpt of the output, with its tail.
+FAILED_TXT = results/test-logs/failed.txt
 test:
 	@scripts/phase.sh begin "make test"
 	@$(MAKE) --no-print-directory test-build
-	@scripts/phase.sh run suite -- tests/run.sh; rc=$$?; scripts/phase.sh table; exit $$rc
+	@scripts/phase.sh run suite -- tests/run.sh; rc=$$?; scripts/phase.sh table; \
+	 if [ -s $(FAILED_TXT) ]; then echo "make test: what failed ($(FAILED_TXT))"; cat $(FAILED_TXT); fi; exit $$rc
 test-build:
 	@$(BUILDS) --test all sanitizers dispatch-tests build/hostile build/test-capture-parsers build/test-common build/test-probe $(TEST_UNITS)
 

@@ -98,7 +98,7 @@ cd "$top" || exit 1
 source scripts/lib.sh
 trap kit_cleanup EXIT
 logdir=$top/results/test-logs
-mkdir -p "$logdir"
+mkdir -p "$logdir" && rm -f "$logdir/failed.txt"
 passed=0 failed=0 skipped=0
 failures=() crashed=()
 t0=$(date +%s)
@@ -465,18 +465,24 @@ while ((${#pid_of[@]})); do collect; ((${#pid_of[@]})) && pause; done
 
 echo
 echo "== summary ($(( $(date +%s) - t0 )) s)"
-for f in "${failures[@]}"; do echo "FAILED: $f"; done
-# The failed checks themselves, each whole (a log's tail, all CI may show,
-# then still names them).
-for name in "${steps[@]}"; do
-    grep -h '^TEST: .*\[FAIL\]' "$logdir/$name.log" 2>/dev/null | cut -c1-600 | sed "s/^/  $name: /"
-done
-# A step that stopped without saying which check: the end of its log
-# (a traceback, a die line), which CI's excerpt of the output then shows.
-for name in "${crashed[@]}"; do
-    echo "  $name: the end of its log:"
-    grep -v '^step-cpu ' "$logdir/$name.log" | tail -n 12 | cut -c1-300 | sed "s/^/  $name| /"
-done
+# failed_checks: what failed, each check whole; also kept in
+# $logdir/failed.txt, which `make test` prints again after its phase table:
+# CI keeps only an excerpt of the output, the first FAIL line and the tail.
+failed_checks() {
+    for f in "${failures[@]}"; do echo "FAILED: $f"; done
+    # The failed checks themselves, each whole.
+    for name in "${steps[@]}"; do
+        grep -h '^TEST: .*\[FAIL\]' "$logdir/$name.log" 2>/dev/null | cut -c1-600 | sed "s/^/  $name: /"
+    done
+    # A step that stopped without saying which check: the end of its log
+    # (a traceback, a die line).
+    for name in "${crashed[@]}"; do
+        echo "  $name: the end of its log:"
+        grep -v '^step-cpu ' "$logdir/$name.log" | tail -n 12 | cut -c1-300 | sed "s/^/  $name| /"
+    done
+}
+failed_checks > "$logdir/failed.txt"
+cat "$logdir/failed.txt"
 # Where the suite's time went: each step's own seconds (KIT_STEPS ran at
 # once, so they add up to more than the wall time).
 echo "steps, longest first ($jobs_max at once at most, and $wait_max more of those that mostly wait; CPU: user + system, children included):"
