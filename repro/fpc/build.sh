@@ -263,8 +263,9 @@ fi
 # linked are this build's: each is one of them.
 if [[ -n $base ]]; then
     # The files whose bytes differ from the prebuilt ones': one diff for the
-    # folder, not a cmp per unit (a build has a hundred).
-    q=$(diff -q "$out/units" "$base/units") || [[ $? == 1 ]] || die "cannot compare $out/units with $base/units"
+    # folder, not a cmp per unit (a build has a hundred); its messages in
+    # English, which the sed reads.
+    q=$(LC_ALL=C diff -q "$out/units" "$base/units") || [[ $? == 1 ]] || die "cannot compare $out/units with $base/units"
     differ=" $(sed -n 's|^Files .*/\([^/]*\) and .* differ$|\1|p' <<< "$q" | tr '\n' ' ') "
     fresh=" "
     for f in "$out/units"/*.ppu; do
