@@ -192,7 +192,7 @@ changed_units() {
     local f
     while read -r f; do
         case $f in
-        *.pp|*.pas|*.p) f=${f##*/}; echo "${f%.*}" | tr '[:upper:]' '[:lower:]' ;;
+        *.pp|*.pas|*.p) f=${f##*/}; f=${f%.*}; echo "${f,,}" ;;
         *) return 1 ;;
         esac
     done < <(cd "$out/overlay" 2>/dev/null && find . -type f)
