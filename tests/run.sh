@@ -375,7 +375,6 @@ count() {
 steps=(matrix horse-ci tsan asan bisect fpc-patches unit analysers patches texts
        hostile fpcunit hazards fresh valgrind min tsan-hostile fuzz win64 fault sweep horse clients
        asan-hostile dispatch conformance integration findings report)
-steps_all=("${steps[@]}")
 beside_matrix=" horse-ci tsan asan bisect fpc-patches unit analysers patches texts "
 # Steps whose CPU is a fifth of their time or less (c57f, a fresh machine's
 # make test: tsan-hostile 75 s, CPU 8 s; asan 42, 5; asan-hostile 34, 5;
@@ -384,10 +383,10 @@ beside_matrix=" horse-ci tsan asan bisect fpc-patches unit analysers patches tex
 # every step the suite was bound by its slots, not its CPU (378 s, of which
 # horse-ci 248, while its steps used 510 CPU-s of the 756 two cores had).
 waiting=" tsan-hostile asan asan-hostile win64 valgrind tsan bisect "
-((${#@})) && steps=("$@")
-for s in "${steps[@]}"; do   # a step's name mistyped: say so, run nothing
-    declare -F "step_${s//-/_}" > /dev/null || die "no step '$s' (the steps: ${steps_all[*]})"
+for s in "$@"; do   # a step's name mistyped: say so, run nothing
+    [[ " ${steps[*]} " == *" $s "* ]] || die "no step '$s' (the steps: ${steps[*]})"
 done
+((${#@})) && steps=("$@")
 declare -A pid_of=() start_of=() took=() cpu=()
 jobs_max=${KIT_STEPS:-4}
 wait_max=${KIT_WAIT_STEPS:-2}
