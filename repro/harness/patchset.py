@@ -9,7 +9,10 @@ stays visible: an interaction the matrix shows as a pair row) and
 is their own fix: the matrix then expects them fixed on its row) and
 `Security:` (why the defect is security-relevant: the matrix and the
 report mark it, and its texts go to FPC's confidential channel first;
-the one place that says so) and `Defect-Bound:` (bytes: the fix removes its defect only for responses whose
+the one place that says so) and `Report:` (the upstream report the fix is
+filed in: FPC takes a few reports that each apply and are reviewed alone,
+`NN-topic` for a public one, `confidential` for the security one; a report's
+variant `report:NAME` carries its fixes and nothing else) and `Defect-Bound:` (bytes: the fix removes its defect only for responses whose
 body is at most that large; beyond it the defect's mechanism is back, as on
 stock.  The matrix's point fits the bound, so its row is fixed; the sweep
 expects clean points only up to the bound.  B3's coalesce-writes: a fix
@@ -36,6 +39,8 @@ report.  CLI (for make and shell):
     patchset.py bound VARIANT Bn the body size up to which VARIANT fixes
                                  Bn, empty when at every size (Defect-Bound:)
     patchset.py pascal FIX       the Pascal patches of FIX, series order
+    patchset.py reports          the upstream reports, in their order
+    patchset.py report NAME      the fixes filed in report NAME, series order
     patchset.py json             everything, as JSON
     patchset.py make             the same facts as make variables (the
                                  Makefile includes build/patchset.mk, so a
@@ -63,6 +68,7 @@ class Patch:
     also: tuple        # ("B7",): defects it removes too (Also-Fixes:)
     headers: dict
     bound: int | None = None   # Defect-Bound: fixed only up to this body size
+    report: str = ""           # Report: the upstream report it is filed in
 
 
 def read_headers(path: Path) -> dict[str, str]:
@@ -122,7 +128,8 @@ def patches(kind: str = "c") -> list[Patch]:
         also = tuple(re.findall(r"B\d+", h.get("Also-Fixes", "")))
         b = (h.get("Defect-Bound") or "").strip()
         out.append(Patch(name, path, m.group(1), needs,
-                         h.get("Upstream-Routine", ""), also, h, int(b) if b else None))
+                         h.get("Upstream-Routine", ""), also, h, int(b) if b else None,
+                         (h.get("Report") or "").strip()))
     return out
 
 
@@ -165,7 +172,8 @@ def fixed_by(variant: str, kind: str = "c") -> list[str]:
     table = by_name(kind)
     if variant == "stock":
         return []
-    names = list(table) if variant == "all" else variant.split("+")
+    names = members(variant) if variant.startswith("report:") else \
+        list(table) if variant == "all" else variant.split("+")
     unknown = [n for n in names if n not in table]
     if unknown:
         raise KeyError(f"unknown patch {unknown[0]!r}")
@@ -174,10 +182,28 @@ def fixed_by(variant: str, kind: str = "c") -> list[str]:
     return sorted(set(out), key=lambda d: int(d[1:]))
 
 
+def reports(kind: str = "c") -> list[str]:
+    """The upstream reports (Report:), in order: the public ones by their
+    number, the confidential one last."""
+    names = {p.report for p in patches(kind) if p.report}
+    return sorted(names, key=lambda r: (r == "confidential", r))
+
+
+def report(name: str, kind: str = "c") -> list[str]:
+    """The fixes filed in report `name`, in series order."""
+    out = [p.name for p in patches(kind) if p.report == name]
+    if not out:
+        raise KeyError(f"unknown report {name!r} (the reports: {' '.join(reports(kind))})")
+    return out
+
+
 def members(variant: str) -> list[str]:
-    """The patches a variant carries (stock: none; all: every one)."""
+    """The patches a variant carries (stock: none; all: every one;
+    report:NAME the fixes of that upstream report)."""
     if variant == "stock":
         return []
+    if variant.startswith("report:"):
+        return report(variant[len("report:"):])
     return fixes() if variant == "all" else variant.split("+")
 
 
@@ -231,12 +257,16 @@ def main(argv: list[str]) -> int:
         print("" if b is None else b)
     elif cmd == "pascal" and len(args) == 1:
         print(" ".join(pascal(args[0])))
+    elif cmd == "reports":
+        print(" ".join(reports()))
+    elif cmd == "report" and len(args) == 1:
+        print(" ".join(report(args[0])))
     elif cmd == "make":
         print(make_fragment(), end="")
     elif cmd == "json":
         print(json.dumps([{"name": p.name, "defect": p.defect, "needs": p.needs,
                            "also_fixes": list(p.also), "bound": p.bound,
-                           "routine": p.routine}
+                           "routine": p.routine, "report": p.report}
                           for p in patches()], indent=1))
     else:
         print(__doc__, file=sys.stderr)
