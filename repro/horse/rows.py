@@ -53,6 +53,8 @@ PROVIDER_NA = {
                  "sets neither (on trunk it keeps fphttpserver's cap of 128 connections)"),
     "B9": (None, "Horse runs fphttpserver in thread mode (Threaded := True), where no idle "
                  "tick checks connections, and assigns no OnAcceptIdle"),
+    "B21": (None, "Horse runs fphttpserver in thread mode (Threaded := True): no tmPolled, whose "
+                  "connections are read on the accept-idle tick"),
     "B15": (None, "Horse runs fphttpserver in thread mode (Threaded := True): its Free waits "
                   "only for each connection thread's own wait (KeepConnectionIdleTimeout, 50 ms "
                   "as Horse leaves it), and the measure's pool and polled modes are out of its "
