@@ -454,6 +454,18 @@ judge_b20() {   # what the server sent for an absolute-form GET (Host: x) until 
     else echo "inconclusive $fig"; fi
 }
 
+judge_b21() {   # the 2 requests' 'code num_connects' lines (curl -m 2; the program's tick is 5 s)
+    local got
+    got=$(paste -sd, "$1")
+    local fig="http_code num_connects: $got"
+    # A count: the kept-alive request answered within curl's 2 s or not
+    # (the tick that reads it comes at 5 s).  A first request not answered
+    # (read on a tick too: accepted before its bytes came) says nothing.
+    if [[ $got == "200 1,200 0" ]]; then echo "fixed $fig"
+    elif [[ $got == "200 1,000 0" ]]; then echo "defect $fig (the kept-alive request waits for the tick)"
+    else echo "inconclusive $fig"; fi
+}
+
 # one_run PROG EXE TAG: start, the command(s), what the program does after
 # them (settle_PROG, if any), stop, judge; sets VERDICT.
 # (Not in a $(...): the servers and clients it starts must stay this
