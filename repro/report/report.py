@@ -512,7 +512,8 @@ def title_of(defect: str) -> str:
 
 # Why a defect cannot arise on FPC 3.2.2, where the reason is not the
 # missing keep-alive.
-NA_322 = {"B19": "cannot arise (no MaxLiveConnectionCount, so no 503)"}
+NA_322 = {"B19": "cannot arise (no MaxLiveConnectionCount, so no 503)",
+          "B21": "cannot arise (no tmPolled)"}
 
 
 def version_322(doc: dict, defect: str) -> str:
@@ -657,6 +658,7 @@ def generate(matrix: Path, sweep: Path) -> int:
         "b18": block_defect(doc, "B18", ["stock", "skip-leading-empty-lines", "all"]),
         "b19": block_defect(doc, "B19", ["stock", "delimit-503", "all"]),
         "b20": block_defect(doc, "B20", ["stock", "accept-absolute-form", "all"]),
+        "b21": block_defect(doc, "B21", ["stock", "pool-idle-fallback", "polled-wait-for-requests", "all"]),
         "fidelity": block_fidelity(doc),
         "windows": block_windows(doc),
         "clients": block_clients(clients),
@@ -684,6 +686,11 @@ def generate(matrix: Path, sweep: Path) -> int:
         blocks[f"test-{d}"] = upstream_texts.regression_test(d)
     for p in patchset.patches():
         blocks[f"patch-{p.name}"] = block_patch(p.name)
+    # B21's texts name its fix before the fix is in the series: until then
+    # its blocks say so.
+    if "polled-wait-for-requests" not in patchset.fixes():
+        blocks["patch-polled-wait-for-requests"] = blocks["fix-polled-wait-for-requests"] = \
+            "(no `patches/fpc/polled-wait-for-requests.patch` in the series yet)"
     for d in DEFECTS:
         blocks[f"head-{d}"] = block_head(doc, d)
     unknown = []
