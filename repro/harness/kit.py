@@ -45,7 +45,7 @@ import wineprefix  # noqa: E402
 FIXES = patchset.fixes()
 VARIANTS = patchset.variants()
 PAIRS = patchset.pairs()
-# B21 is measured before a fix of it is in the series (every row: reproduced).
+# B21 is a column whether or not the series has its fix yet (without it every row reproduces it).
 DEFECTS = sorted(set(patchset.defects()) | {f"B{i}" for i in range(1, 9)} | {"B21"},
                  key=lambda d: int(d[1:]))
 
