@@ -454,13 +454,13 @@ judge_b20() {   # what the server sent for an absolute-form GET (Host: x) until 
     else echo "inconclusive $fig"; fi
 }
 
-judge_b21() {   # the 2 requests' 'code num_connects' lines (curl -m 2; the program's tick is 5 s)
+judge_b21() {   # the 2 requests' 'code num_connects' lines (the second with -m 2; the program's tick is 5 s)
     local got
     got=$(paste -sd, "$1")
     local fig="http_code num_connects: $got"
-    # A count: the kept-alive request answered within curl's 2 s or not
-    # (the tick that reads it comes at 5 s).  A first request not answered
-    # (read on a tick too: accepted before its bytes came) says nothing.
+    # A count: the kept-alive request answered within its 2 s or not (the
+    # tick that reads it comes 5 s after the first was served).  The first
+    # has 7 s, a tick and more: not answered, the run says nothing.
     if [[ $got == "200 1,200 0" ]]; then echo "fixed $fig"
     elif [[ $got == "200 1,000 0" ]]; then echo "defect $fig (the kept-alive request waits for the tick)"
     else echo "inconclusive $fig"; fi
