@@ -2457,7 +2457,7 @@ def measure_b20(row: Row, outdir: Path) -> Verdict:
 # every run alike).  A request read on the tick waits nearly all of it
 # (the client sends it as the previous response arrives, just after the
 # tick that served it): ~1; one read when it arrives, none of it: ~0.
-# The polled/Threaded ratio is a figure (issue: within 5x once fixed).  A
+# The polled/Threaded ratio is a figure (the fix aims at 5x or less).  A
 # tree without tmPolled (FPC 3.2.2, the bisect's oldest) refuses the flag:
 # n/a.
 B21_REQUESTS = 5
