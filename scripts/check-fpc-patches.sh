@@ -28,7 +28,9 @@
 #                fixes the set leaves out are no part of the change)
 #   compile      as above, for the set's overlay
 # and fpc-series current: scripts/fpc-series.sh --check (the committed series
-# is what the generator makes of it).
+# is what the generator makes of it), and nodelay-guard:
+# scripts/check-nodelay-guard.py (set-tcp-nodelay's identifiers are declared,
+# under its guard, on every target of fphttpserver).
 # Compiles run concurrently, at most nproc at a time.
 # Exit: 0 all passed, 1 a check failed, 4 skipped (no trunk toolchain, no git).
 set -uo pipefail
@@ -209,6 +211,10 @@ fi
 
 # The committed series is what the generator makes of it.
 KIT_FPC_PATCHES=$dir "$top/scripts/fpc-series.sh" --check
+(($? == KSFT_FAIL)) && failed=1
+# set-tcp-nodelay's socket option is declared, under its guard, on every
+# target fcl-web builds fphttpserver for (their sockets units are in SRC).
+python3 "$top/scripts/check-nodelay-guard.py" "$src" "$dir/set-tcp-nodelay.patch"
 (($? == KSFT_FAIL)) && failed=1
 wait
 

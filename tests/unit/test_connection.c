@@ -1561,6 +1561,20 @@ static void test_socket_setup(void)
      * connection in strace). */
     ASSERT_INT(unit_log_count("TCP_NODELAY"), KIT_WITH_set_tcp_nodelay ? 1 : 0);
     finish();
+#if KIT_WITH_set_tcp_nodelay
+    /* TCPNoDelay off (--no-tcp-no-delay): the connection copies it at
+     * Create and SetupSocket leaves the socket alone. */
+    open_conn();
+    srv.props.tcp_no_delay = 0;
+    start();
+    ASSERT_INT(u.c->tcp_no_delay, 0);
+    unit_log_clear();
+    unit_write_str(u.peer, GET_PING);
+    connection_handle_request(u.c);
+    ASSERT_INT(u.c->is_socket_setup, 1);
+    ASSERT_INT(unit_log_count("TCP_NODELAY"), 0);
+    finish();
+#endif
 
     open_conn();
     srv.props.request_read_timeout = 0;

@@ -374,6 +374,23 @@ static int options_suite_clean(void)
     return 0;
 }
 
+/* set-tcp-nodelay's opt-out: TCPNoDelay is on by default, --no-tcp-no-delay
+ * turns it off, --help lists it; stock refuses the flag. */
+static void test_tcp_no_delay(void)
+{
+#if KIT_WITH_set_tcp_nodelay
+    ASSERT_INT(parse(NULL), 0);
+    ASSERT_INT(opts.props.tcp_no_delay, 1);
+    ASSERT_INT(parse("--no-tcp-no-delay", NULL), 0);
+    ASSERT_INT(opts.props.tcp_no_delay, 0);
+    ASSERT_INT(parse("--help", NULL), 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(help_text);
+    CU_ASSERT(strstr(help_text, "--no-tcp-no-delay") != NULL);
+#else
+    ASSERT_INT(parse("--no-tcp-no-delay", NULL), -1);
+#endif
+}
+
 static const struct unit_test options_tests[] = {
     { "defaults", test_defaults },
     { "every_flag", test_every_flag },
@@ -387,6 +404,7 @@ static const struct unit_test options_tests[] = {
     { "messages", test_messages },
     { "ranges", test_ranges },
     { "help", test_help },
+    { "tcp_no_delay", test_tcp_no_delay },
 };
 
 int unit_register_options(void)

@@ -170,6 +170,38 @@ static void test_send_body_beyond_bound(void)
     send_body_of(70000, 2);
 }
 
+/* An application that sends the headers itself (TResponse.SendHeaders:
+ * CollectHeaders, DoSendHeaders, HeadersSent) and then sets the content:
+ * the client gets the content set after the headers, on every variant
+ * (coalesce-writes appends the content only while SendContent sends the
+ * headers). */
+static void test_own_send_headers_then_content(void)
+{
+    static struct httpserver s;
+    struct unit_conn u;
+    struct http_response r;
+    struct unit_response *got = malloc(sizeof *got);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    unit_server_init(&s);
+    unit_conn_open(&u, &s);
+    response_init(&r, u.c, NULL);
+    ASSERT_INT(response_set_content(&r, "early", 5), 0);
+    response_collect_headers(&r);
+    r.headers_sent = 1;
+    ASSERT_INT(response_do_send_headers(&r), 0);
+    ASSERT_INT(response_set_content(&r, "late!", 5), 0);
+    ASSERT_INT(response_send_content(&r), 0);
+    ASSERT_INT(r.content_sent, 1);
+    response_free_content(&r);
+    unit_read_response(u.peer, got);
+    unit_conn_close(&u);
+    ASSERT_INT(got->ok, 1);
+    ASSERT_STR(got->head, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n");
+    ASSERT_MEM(got->body, got->body_len, "late!");
+    free(got);
+}
+
 static const struct unit_test response_tests[] = {
     { "format_headers", test_format_headers },
     { "set_header", test_set_header },
@@ -179,6 +211,7 @@ static const struct unit_test response_tests[] = {
     { "send_no_body", test_send_no_body },
     { "send_large_body", test_send_large_body },
     { "send_body_beyond_bound", test_send_body_beyond_bound },
+    { "own_send_headers_then_content", test_own_send_headers_then_content },
 };
 
 int unit_register_response(void)

@@ -23,7 +23,7 @@ interface
 
 uses
   {$IFDEF UNIX}BaseUnix,{$ENDIF}
-  Classes, SysUtils, syncobjs, sockets, fpsockets, ssockets, fpcunit, testregistry,
+  Classes, SysUtils, TypInfo, syncobjs, sockets, fpsockets, ssockets, fpcunit, testregistry,
   httpdefs, fphttpserver, fpthreadpool;
 
 const
@@ -323,6 +323,9 @@ type
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
+    // What a patch adds, or must not break.
+    procedure TestTCPNoDelayCanBeSwitchedOff;
+    procedure TestContentSetAfterOwnHeadersIsSent;
   end;
 
 implementation
@@ -1005,6 +1008,13 @@ begin
     // Released by the test; bounded, so that a test that fails early cannot hang a worker.
     FReleaseHeld.WaitFor(2 * WatchdogMs);
     AResponse.Content := 'held';
+  end
+  else if ARequest.PathInfo = '/own-headers' then
+  begin
+    // An application that sends the headers itself, then sets the content.
+    AResponse.Content := 'early';
+    AResponse.SendHeaders;
+    AResponse.Content := 'later';
   end
   else if ARequest.PathInfo = '/stream' then
   begin
@@ -2552,6 +2562,67 @@ begin
   NotAbsolute('http:/ping', '/http:/ping');
   NotAbsolute('/http://target.example/ping', '/http://target.example/ping');
   AssertEquals('requests dispatched', 7, Counted(FRequestsHandled));
+end;
+
+{ set-tcp-nodelay: TCPNoDelay }
+
+procedure TTestHTTPServerConnection.TestTCPNoDelayCanBeSwitchedOff;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  W: TWriteLog;
+  I, J: Integer;
+  Want: Boolean;
+begin
+  { By RTTI, so that the program also builds where the property does not exist. }
+  AssertTrue('TFPHttpServer has a published TCPNoDelay property (to turn TCP_NODELAY off)',
+    IsPublishedProp(FServer, 'TCPNoDelay'));
+  AssertEquals('TCPNoDelay by default', 1, GetOrdProp(FServer, 'TCPNoDelay'));
+  UseKeepAliveThreads(15000);
+  StartServer;
+  for I := 0 to 1 do
+  begin
+    // Each connection takes the server's value when it is accepted.
+    Want := I = 0;
+    SetOrdProp(FServer, 'TCPNoDelay', Ord(Want));
+    C := Connect;
+    C.Send(Get('/ping'));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('the request on connection %d (TCPNoDelay %s) %s',
+      [I + 1, BoolToStr(Want, True), C.Describe(O)]), O = crResponse);
+    W := WritesOf(I, 0);
+    AssertTrue(Format('connection %d: the server''s writes went through its socket handler', [I + 1]),
+      Length(W) > 0);
+    for J := 0 to High(W) do
+      AssertEquals(Format('TCP_NODELAY on at write %d of %d of connection %d, accepted with TCPNoDelay %s',
+        [J + 1, Length(W), I + 1, BoolToStr(Want, True)]), Want, W[J]);
+  end;
+end;
+
+{ coalesce-writes must not break: content set after the application's own SendHeaders }
+
+procedure TTestHTTPServerConnection.TestContentSetAfterOwnHeadersIsSent;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I: Integer;
+begin
+  UseKeepAliveThreads(15000);
+  StartServer;
+  C := Connect;
+  for I := 1 to 2 do
+  begin
+    C.Send(Get('/own-headers'));
+    O := C.ReadResponse(R);
+    AssertTrue(Format('request %d to /own-headers %s', [I, C.Describe(O)]), O = crResponse);
+    AssertEquals(Format('response %d: Content-Length is the length of its body', [I]),
+      R.ContentLength, Length(R.Body));
+    AssertEquals(Format('response %d: the body is the content set after the application sent the ' +
+      'headers itself (the content set after them, not "early")', [I]),
+      'later', Copy(R.Body, 1, 5));
+  end;
 end;
 
 initialization

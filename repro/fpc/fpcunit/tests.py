@@ -47,10 +47,15 @@ HERE = Path(__file__).resolve().parent
 SPEC = json.loads((HERE / "tests.json").read_text())
 DEFECTS = SPEC["defects"]
 HAZARDS = SPEC.get("hazards", {})
+# Tests of what a patch adds or must not break: "patch" names the patch a
+# set must carry for the test to pass ("" = every set, stock included).
+PATCH_TESTS = SPEC.get("patches", {})
 # (what the test is for: "B6" or "hazard fairness", the defect that must be
-# fixed for it to pass, its tests.json entry), in tests.json order
+# fixed, or "patch NAME" the patch that must be carried, for it to pass, or
+# "" for none; its tests.json entry), in tests.json order
 ENTRIES = [(bn, bn, d) for bn, d in DEFECTS.items()] + \
-    [(f"hazard {hn}", d["needs"], d) for hn, d in HAZARDS.items()]
+    [(f"hazard {hn}", d["needs"], d) for hn, d in HAZARDS.items()] + \
+    [(f"{pn}", f"patch {d['patch']}" if d["patch"] else "", d) for pn, d in PATCH_TESTS.items()]
 BY_TEST = {d["test"]: (what, d) for what, _, d in ENTRIES}
 
 
@@ -163,6 +168,9 @@ def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str
     if fixed is None:
         fixed = "" if variant == "stock" else " ".join(DEFECTS)
     fixed_set = set(fixed.split())
+    sys.path.insert(0, str(HERE.parent.parent / "harness"))
+    import patchset  # noqa: E402  (repro/harness: the patches a set carries)
+    fixed_set |= {f"patch {p}" for p in patchset.members(variant)} | {""}
     try:
         got = results(xml_path)
         first = remade(xml_path, got)
@@ -194,10 +202,11 @@ def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str
             print(f"{line} [FAIL] {bn}: ran ({result}) where it does not apply: {not_here}")
             failed = 1
         elif needs not in fixed_set:
+            what_needs = needs[len("patch "):] if needs.startswith("patch ") else needs
             if result == "Failed" and msg and d["stock_says"] in msg:
                 print(f"{line} [ OK ] {bn} failed as expected: {msg}")
             elif result == "OK":
-                print(f"{line} [FAIL] {bn}: passed without {needs}'s fix, so it cannot see the defect")
+                print(f"{line} [FAIL] {bn}: passed without {what_needs}, so it cannot see what it tests")
                 failed = 1
             else:
                 print(f"{line} [FAIL] {bn}: {result} without naming '{d['stock_says']}': {msg}")
@@ -286,7 +295,13 @@ packages (or just fcl-web, fcl-net and fcl-fpcunit) from that tree, then
 
 
 def doc() -> str:
-    rows = "".join(f"| {what if what == needs else f'{what} (needs {needs})'} | `{d['test']}` | {d['asserts']} |\n"
+    def label(what: str, needs: str) -> str:
+        if what == needs:
+            return what
+        if needs.startswith("patch "):
+            return f"{what} (needs {needs[len('patch '):]})"
+        return f"{what} (every set)" if not needs else f"{what} (needs {needs})"
+    rows = "".join(f"| {label(what, needs)} | `{d['test']}` | {d['asserts']} |\n"
                    for what, needs, d in ENTRIES)
     m = re.search(r"^\s*WatchdogMs\s*=\s*(\d+);", (HERE / "tcfphttpserver.pp").read_text(), re.M)
     fx = "".join(f"\n`{name}` must fail with `{patch}` in place of `{repl}` "
