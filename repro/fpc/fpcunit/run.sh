@@ -17,6 +17,15 @@
 #          fixes B7), and the hazard tests once it fixes the defect they
 #          need (tests.json "needs": B6); the others fail as on stock
 #          (~5 min; not in make test)
+#   --set SET  this set only (repeatable; default platform: linux), with
+#          neither the source checks nor the fixtures (make check: scripts
+#          and repro/harness/checkfix.py); SET is stock, all, a fix or
+#          fixes joined by '+'
+#   --tests 'Bn ...'  only the tests of these defects, and the hazard tests
+#          that need one of them, judged alone
+#   --fixed 'Bn ...'  judge every set as fixing these defects (default:
+#          patchset.py fixed SET): a tree that carries a fix itself, built
+#          as its stock
 # Every set runs in three orders, each judged on its own: declared (the
 # whole program), reverse (--suite with the tests in reverse order) and alone
 # (one process per test): a test's result must not depend on the others.
@@ -45,16 +54,34 @@ tc=$top/build/fpc-trunk
 out=$top/build/fpcunit
 sets=(stock all)
 platforms=(linux win64)
+one=() only="" fixed_as=""
 if [[ ${1:-} == --each ]]; then
     shift
     read -ra sets <<< "$(python3 "$top/repro/harness/patchset.py" variants) $(python3 "$top/repro/harness/patchset.py" pairs)"
     platforms=(linux)
 fi
+while (($#)) && [[ $1 == --* ]]; do
+    case $1 in
+    --set) one+=("$2") ;;
+    --tests) only=$2 ;;
+    --fixed) fixed_as=$2 ;;
+    *) die "unknown option $1 (see the header of $0)" ;;
+    esac
+    shift 2 || die "$1 needs a value"
+done
+((${#one[@]})) && sets=("${one[@]}") platforms=(linux)
 (($#)) && platforms=("$@")
 suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["suite"])' "$here/tests.json")
-mapfile -t names < <(python3 "$here/tests.py" names)
-# FIXTURE PATCH REPLACES TEST SET... per line
-mapfile -t fixtures < <(python3 "$here/tests.py" fixtures)
+if [[ -n $only ]]; then
+    # shellcheck disable=SC2086 # a list of defects
+    mapfile -t names < <(python3 "$here/tests.py" names-for $only)
+    ((${#names[@]})) || die "no test for '$only'"
+else
+    mapfile -t names < <(python3 "$here/tests.py" names)
+fi
+# FIXTURE PATCH REPLACES TEST SET... per line (none for --set)
+fixtures=()
+((${#one[@]})) || mapfile -t fixtures < <(python3 "$here/tests.py" fixtures)
 RUN_LIMIT_S=300   # the program always ends (its watchdogs); this guards the runner only
 
 require_command python3 python3 fpcunit
@@ -137,7 +164,8 @@ order() {
             > "$tmp/$tag-fixture.xml" 2> "$tmp/$tag-fixture.err"
         rc=$? ;;
     declared)
-        program "$plat" "$run" "$order" > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
+        program "$plat" "$run" "$order" ${only:+"--suite=$(printf "$suite.%s," "${names[@]}" | sed 's/,$//')"} \
+            > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
         rc=$? ;;
     reverse)
         for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=${reversed:+,}$suite.${names[i]}; done
@@ -162,16 +190,17 @@ orders() {
     if [[ $1 == */*/* ]]; then echo fixture; else echo alone declared reverse; fi
 }
 
-# The checks of the sources themselves.
-"$here/mkpatch.sh" --check || failed=1
-if python3 "$here/tests.py" doc | cmp -s - "$here/TESTS.md"; then
-    test_ok "fpcunit TESTS.md current"
-else
-    test_fail "fpcunit TESTS.md current" "differs from tests.json (python3 repro/fpc/fpcunit/tests.py doc > repro/fpc/fpcunit/TESTS.md)"
-    failed=1
+# The checks of the sources themselves (not for --set: the suite's).
+if ((${#one[@]} == 0)); then
+    "$here/mkpatch.sh" --check || failed=1
+    if python3 "$here/tests.py" doc | cmp -s - "$here/TESTS.md"; then
+        test_ok "fpcunit TESTS.md current"
+    else
+        test_fail "fpcunit TESTS.md current" "differs from tests.json (python3 repro/fpc/fpcunit/tests.py doc > repro/fpc/fpcunit/TESTS.md)"
+        failed=1
+    fi
+    python3 "$here/tests.py" selftest || failed=1
 fi
-
-python3 "$here/tests.py" selftest || failed=1
 
 # A fixture's series: the Pascal series with its patch in place of the one it replaces.
 declare -A fixture_test fixture_sets
@@ -309,12 +338,13 @@ for r in "${runs[@]}"; do
         python3 "$here/tests.py" fixture "$tmp/$tag-fixture.xml" "$plat" "${run%%/*}" "${run#*/}" "$rc" || failed=1
         continue
     fi
-    fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run")
+    if [[ -n $fixed_as ]]; then fixed=$fixed_as; else fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run"); fi
     for order in declared reverse alone; do
         read -r rc secs < "$tmp/$tag-$order.rc"
         echo "# fpcunit $plat $run $order: ran in $secs s (exit $rc)"
         ((rc == 124 || rc == 137)) && { test_fail "fpcunit $plat $run $order" "did not end within $RUN_LIMIT_S s"; failed=1; }
-        python3 "$here/tests.py" judge "$tmp/$tag-$order.xml" "$plat" "$run" "$order" "$rc" "$fixed" || failed=1
+        python3 "$here/tests.py" judge "$tmp/$tag-$order.xml" "$plat" "$run" "$order" "$rc" "$fixed" \
+            ${only:+"${names[*]}"} || failed=1
     done
 done
 echo "# fpcunit: builds $(awk -v a="$t_start" -v b="$t_built" 'BEGIN { printf "%.1f", b - a }') s, total $(elapsed "$t_start") s"
