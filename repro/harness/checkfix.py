@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""checkfix.py - `make check FIX=NAME [FPCSRC=TREE]`: does a fix still fix
+its defects on a tree, and break none of its hazard rows or tests?
+
+NAME is a fix (patches/series), an upstream report (patchset.py reports:
+its fixes together) or `all` (the whole series).  A fix whose defect shows
+only with another (Needs:) is checked with it.  The real TFPHttpServer is
+built from TREE (default: the snapshot in ../shared/upstream; a checkout or a
+tarball, as `make repro FPCSRC=` takes it) twice, stock and with the fix;
+then, for the defects the fix removes (patchset.py fixed VARIANT fpc):
+  verdicts  the matrix's measures (repro/harness/kit.py) on both: each
+            defect must be REPRO on stock and fixed with the fix;
+  hazards   the fix's hazard rows on the real server, every thread mode
+            (repro/harness/hazards.py --variant);
+  fpcunit   the tests of those defects (and the hazard tests that need
+            them), stock and fix, in three orders (repro/fpc/fpcunit/run.sh
+            --set ... --tests ...).
+One line per defect ('B2   stock REPRO   fix fixed'), one for the hazard rows
+and one for the tests, then 'check NAME: PASS' (exit 0) or FAIL (exit 1).
+An unknown NAME is refused before anything is built, with the valid names
+(exit 2); no trunk toolchain possible (no fpc to bootstrap): exit 4.
+
+A TREE that already carries the fix (you changed fphttpserver.pp yourself)
+is told apart by the kit's Pascal patches, applied in a scratch copy of the
+files they touch as repro/fpc/build.sh applies them:
+  they apply       the tree is stock; the fix is the tree with the patches;
+  they reverse     the tree carries exactly the kit's fix: the fix is the
+                   tree as it is, stock is the tree with them reversed (the
+                   fpcunit tests then run on the fix alone);
+  neither          the tree carries a fix of its own: it is measured as it is
+                   as the fix, and the stock column is '-' (nothing to
+                   compare: check a tree without your change for it).
+The whole set is decided at once (NAME all on a tree carrying some of the
+fixes is 'neither').  The trunk toolchain is build/fpc-trunk, shared with
+`make repro`: another TREE builds it again (as make repro FPCSRC= does).
+Builds go to build/check/NAME/, evidence and logs to results/check/NAME/.
+
+Usage: repro/harness/checkfix.py [--fpcsrc TREE] [--no-hazards] [--no-fpcunit] NAME
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import patchset  # noqa: E402
+
+TOP = Path(__file__).resolve().parents[2]
+PHASE = TOP / "scripts" / "phase.sh"
+FPC = TOP / "build" / "fpc-trunk" / "bin" / "fpc"
+PDIR = TOP / "patches" / "fpc"
+
+
+def names_text() -> str:
+    return (f"fixes: {' '.join(patchset.fixes('fpc'))}\n"
+            f"reports: {' '.join(patchset.reports())}\nor: all")
+
+
+def resolve(name: str) -> tuple[str, list[str]] | None:
+    """The variant to build (stock's counterpart) and the fixes it carries,
+    or None for a name that is neither a fix, a report nor all."""
+    table = patchset.by_name("fpc")
+    if name == "all":
+        return "all", list(table)
+    if name in table:
+        fixes = [name]
+    elif name in patchset.reports():
+        fixes = patchset.report(name)
+    else:
+        return None
+    fixes += [table[f].needs for f in fixes if table[f].needs and table[f].needs not in fixes]
+    return "+".join(fixes), fixes
+
+
+def pascal_patches(variant: str, fixes: list[str]) -> list[Path]:
+    """The Pascal patches of the variant, in series order (build.sh's)."""
+    return [PDIR / f"{n}.patch" for n in patchset.series("fpc")
+            if variant == "all" or patchset.fix_of(n) in fixes]
+
+
+def touched(patches: list[Path]) -> list[str]:
+    out = []
+    for p in patches:
+        for line in p.read_text(errors="replace").splitlines():
+            if line.startswith("+++ b/"):
+                f = line[len("+++ b/"):].split()[0]
+                if f not in out:
+                    out.append(f)
+    return out
+
+
+def applied(src: Path, patches: list[Path], work: Path, reverse: bool) -> bool:
+    """Whether the patches apply to src's files (reverse: undo, last first)
+    in work, a scratch copy of the files they touch; never asks (-t), never
+    takes a patch that looks applied already for one to apply (-N)."""
+    shutil.rmtree(work, ignore_errors=True)
+    for f in touched(patches):
+        if not (src / f).is_file():
+            return False
+        (work / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / f, work / f)
+    for p in (reversed(patches) if reverse else patches):
+        r = subprocess.run(["patch", "-s", "-t", "-N", "-p1", "--no-backup-if-mismatch",
+                            *(["-R"] if reverse else []), "-d", str(work), "-i", str(p)],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode != 0:
+            return False
+    return True
+
+
+def unfix_series(src: Path, undone: Path, files: list[str], pdir: Path) -> None:
+    """A one-patch series in pdir ('unfix') taking the tree's files to the
+    undone copies: build.sh --set unfix builds the tree without the fix."""
+    pdir.mkdir(parents=True, exist_ok=True)
+    diff = ""
+    for f in files:
+        r = subprocess.run(["diff", "-u", "--label", f"a/{f}", "--label", f"b/{f}",
+                            str(src / f), str(undone / f)], capture_output=True, text=True)
+        if r.returncode > 1:
+            raise SystemExit(f"check: diff failed: {r.stderr.strip()}")
+        diff += r.stdout
+    (pdir / "unfix.patch").write_text(diff)
+    (pdir / "series").write_text("unfix.patch\n")
+
+
+class Check:
+    def __init__(self, name: str, variant: str, fixes: list[str], tree: str | None):
+        self.name, self.variant, self.fixes, self.tree = name, variant, fixes, tree
+        self.defects = patchset.fixed_by(variant, "fpc")
+        self.builds = TOP / "build" / "check" / name
+        self.out = TOP / "results" / "check" / name
+        self.env = dict(os.environ, KIT_PHASES=str(TOP / "build" / "check" / "phases.tsv"))
+        self.mode = ""
+
+    def phase(self, title: str, argv: list[str], log: Path | None = None, **kw) -> int:
+        """argv as a phase (scripts/phase.sh: its progress and time); into
+        log when given (a line per TEST, FAIL lines shown)."""
+        if log is None:
+            return subprocess.run([str(PHASE), "run", title, "--", *argv], cwd=TOP,
+                                  env=self.env, **kw).returncode
+        with open(log, "w") as f:
+            p = subprocess.Popen([str(PHASE), "run", title, "--", *argv], cwd=TOP,
+                                 env=self.env, stdout=subprocess.PIPE, text=True)
+            for line in p.stdout:
+                f.write(line)
+                if line.startswith("==") or line.startswith("   ...") or "[FAIL]" in line:
+                    print(line, end="", flush=True)
+            return p.wait()
+
+    def build(self) -> tuple[Path | None, Path] | None:
+        """The toolchain, the tools, the two servers: (stock, fix) programs,
+        stock None when there is none to build; None when a build failed."""
+        nproc = str(os.cpu_count() or 2)
+        subprocess.run([str(PHASE), "begin", f"make check {self.name}"], env=self.env, check=True)
+        chain = subprocess.Popen([str(PHASE), "run", "trunk toolchain", "--",
+                                  str(TOP / "scripts" / "fpc-trunk.sh"), *([self.tree] if self.tree else [])],
+                                 cwd=TOP, env=self.env)
+        try:
+            if self.phase("C tools (beside it)", ["make", "--no-print-directory", f"-j{nproc}",
+                                                  "build/probe", "build/strace-analyse"]) != 0:
+                return None
+        finally:
+            rc = chain.wait()
+        if rc == 4:
+            raise SystemExit(4)
+        if rc != 0 or not FPC.exists():
+            print("check: no trunk toolchain (build/fpc-trunk): see above")
+            return None
+        src = TOP / "build" / "fpc-trunk" / "src"
+        patches = pascal_patches(self.variant, self.fixes)
+        files = touched(patches)
+        self.builds.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="kit-check.") as tmp:
+            work = Path(tmp) / "work"
+            stock_set, fix_set, stock_env = "stock", self.variant, {}
+            if applied(src, patches, work, reverse=False):
+                self.mode = "the kit's patches applied to it"
+            elif applied(src, patches, work, reverse=True):
+                self.mode = ("it carries the kit's fix: the fix is the tree as it is, "
+                             "stock the tree with the patches reversed")
+                unfix_series(src, work, files, Path(tmp) / "unfix")
+                stock_set, fix_set = "unfix", "stock"
+                stock_env = {"KIT_FPC_PATCHES": str(Path(tmp) / "unfix")}
+            else:
+                self.mode = ("the kit's patches neither apply nor reverse: the tree is taken "
+                             "to carry a fix of its own and measured as it is; no stock column")
+                stock_set, fix_set = None, "stock"
+            todo = [("fix", fix_set, {})] + ([("stock", stock_set, stock_env)] if stock_set else [])
+
+            def one(job: tuple[str, str, dict]) -> tuple[str, int]:
+                what, s, env = job
+                with open(self.builds / f"{what}.log", "w") as log:
+                    r = subprocess.run([str(TOP / "repro" / "fpc" / "build.sh"), "--fpc", str(FPC),
+                                        "--set", s, "--out", str(self.builds / what)],
+                                       cwd=TOP, env={**self.env, **env}, stdout=log, stderr=log)
+                return what, r.returncode
+            t0 = time.monotonic()
+            print("== servers (stock and fix, side by side)", flush=True)
+            with ThreadPoolExecutor(2) as ex:
+                done = dict(ex.map(one, todo))
+            secs = time.monotonic() - t0
+            bad = [w for w, rc in done.items() if rc != 0]
+            for w in bad:
+                print(f"check: the {w} server does not build (build/check/{self.name}/{w}.log):")
+                print((self.builds / f"{w}.log").read_text()[-1500:])
+            print(f"== servers: {secs:.1f} s" + (" (failed)" if bad else ""), flush=True)
+            subprocess.run([str(PHASE), "record", "servers", f"{secs:.1f}"], env=self.env)
+            if bad:
+                return None
+        return ((self.builds / "stock" / "fpserver") if stock_set else None,
+                self.builds / "fix" / "fpserver")
+
+    def verdicts(self, stock: Path | None, fix: Path) -> dict:
+        """kit.measure of each defect on each server, side by side (B7 and
+        B8, which load the machine, one at a time)."""
+        import kit   # noqa: E402  (after the name is known good: kit starts nothing on import)
+        kit.raise_fd_limit()
+        use_strace = kit.have_strace()
+        rows = [kit.Row("fix", self.variant, path=fix)]
+        if stock:
+            rows.insert(0, kit.Row("stock", "stock", path=stock))
+        shutil.rmtree(self.out / "verdicts", ignore_errors=True)
+        t0 = time.monotonic()
+        print(f"== verdicts ({' '.join(self.defects)} on {' and '.join(r.name for r in rows)})", flush=True)
+
+        def one(rd: tuple) -> tuple:
+            r, d = rd
+            v = kit.measure(d, r, self.out / "verdicts" / r.name, use_strace)
+            print(f"   {d} {r.name}: {v.state} ({time.monotonic() - t0:.1f} s)", flush=True)
+            return (r.name, d), v
+        jobs = [(r, d) for d in self.defects for r in rows]
+        with ThreadPoolExecutor(8) as light, ThreadPoolExecutor(1) as heavy:
+            futs = [(heavy if d in kit.HEAVY else light).submit(one, (r, d)) for r, d in jobs]
+            got = dict(f.result() for f in futs)
+        secs = time.monotonic() - t0
+        print(f"== verdicts: {secs:.1f} s", flush=True)
+        subprocess.run([str(PHASE), "record", "verdicts", f"{secs:.1f}"], env=self.env)
+        with open(self.out / "verdicts.txt", "w") as f:
+            for (row, d), v in sorted(got.items(), key=lambda kv: (int(kv[0][1][1:]), kv[0][0])):
+                f.write(f"{d} {row}: {v.state}: {v.figure}\n")
+        return got
+
+    def tests(self, which: str, argv: list[str]) -> tuple[int, int, int]:
+        """A TEST-line tool as a phase, its log in results/check/NAME/:
+        (ok, failed, exit)."""
+        log = self.out / f"{which}.log"
+        rc = self.phase(which, argv, log)
+        lines = log.read_text(errors="replace").splitlines()
+        return (sum("[ OK ]" in ln for ln in lines if ln.startswith("TEST:")),
+                sum("[FAIL]" in ln for ln in lines if ln.startswith("TEST:")), rc)
+
+
+def short(state: str) -> str:
+    return {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??",
+            "n/a": "n/a", "failed": "FAIL"}.get(state, state)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(prog="checkfix.py", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    ap.add_argument("name", nargs="?", help="a fix, a report or all")
+    ap.add_argument("--fpcsrc", metavar="TREE", help="an FPCSource checkout or tarball")
+    ap.add_argument("--no-hazards", action="store_true")
+    ap.add_argument("--no-fpcunit", action="store_true")
+    a = ap.parse_args()
+    got = resolve(a.name) if a.name else None
+    if got is None:
+        print(("check: no FIX given" if not a.name else f"check: no fix or report named {a.name!r}")
+              + " (make check FIX=NAME [FPCSRC=TREE]); the names:\n" + names_text(), file=sys.stderr)
+        return 2
+    if a.fpcsrc and not Path(a.fpcsrc).exists():
+        print(f"check: FPCSRC {a.fpcsrc}: no such tree or tarball", file=sys.stderr)
+        return 2
+    variant, fixes = got
+    tree = str(Path(a.fpcsrc).resolve()) if a.fpcsrc else None
+    c = Check(a.name, variant, fixes, tree)
+    c.out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    print(f"check {a.name}: {variant if variant != a.name else 'the fix'} "
+          f"(defects {' '.join(c.defects)}) on the real server from "
+          f"{tree or 'the snapshot in ../shared/upstream'}", flush=True)
+    servers = c.build()
+    if servers is None:
+        print(f"check {a.name}: FAIL (a build failed)")
+        return 1
+    stock, fix = servers
+    got_v = c.verdicts(stock, fix)
+    hz = fu = None
+    if not a.no_hazards:
+        hz = c.tests("hazards", ["python3", "repro/harness/hazards.py", "--variant", variant,
+                                 "--real-exe", str(fix), "--no-model",
+                                 "--json", str(c.out / "hazards" / "hazards.json")])
+    if not a.no_fpcunit:
+        argv = ["repro/fpc/fpcunit/run.sh", "--tests", " ".join(c.defects)]
+        argv += (["--set", "stock", "--set", variant] if c.mode.startswith("the kit's patches applied")
+                 else ["--set", "stock", "--fixed", " ".join(c.defects)])
+        fu = c.tests("fpcunit", argv)
+    subprocess.run([str(PHASE), "table"], env=c.env)
+    print(f"\ncheck {a.name}: the tree ({tree or 'the snapshot'}): {c.mode}")
+    ok = True
+    for d in c.defects:
+        fs = got_v[("fix", d)]
+        ss = got_v.get(("stock", d))
+        good = fs.state == "fixed" and (ss is None or ss.state == "reproduced")
+        ok &= good
+        print(f"{d:<4} stock {short(ss.state) if ss else '-':<6} fix {short(fs.state)}"
+              + ("" if good else f"   UNEXPECTED: stock {ss.figure if ss else '-'}; fix {fs.figure}"))
+    for what, r in (("hazards", hz), ("fpcunit", fu)):
+        if r is None:
+            print(f"{what:<8} not run (--no-{what})")
+            continue
+        n_ok, n_fail, rc = r
+        good = rc in (0, 4) and n_fail == 0
+        ok &= good
+        print(f"{what:<8} {n_ok} of {n_ok + n_fail} checks as expected"
+              + (" (skipped: nothing to run it on)" if rc == 4 else "")
+              + f" (results/check/{a.name}/{what}.log)")
+    print(f"evidence: results/check/{a.name}/ (verdicts.txt: the figures); "
+          f"{time.monotonic() - t0:.0f} s")
+    print(f"check {a.name}: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
