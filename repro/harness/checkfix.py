@@ -55,7 +55,9 @@ import patchset  # noqa: E402
 TOP = Path(__file__).resolve().parents[2]
 PHASE = TOP / "scripts" / "phase.sh"
 FPC = TOP / "build" / "fpc-trunk" / "bin" / "fpc"
-PDIR = TOP / "patches" / "fpc"
+# The Pascal series; KIT_FPC_PATCHES another folder, as for repro/fpc/build.sh
+# (tests/check: a fix that changes nothing must fail its check).
+PDIR = Path(os.environ.get("KIT_FPC_PATCHES") or TOP / "patches" / "fpc")
 
 
 def names_text() -> str:
@@ -81,7 +83,9 @@ def resolve(name: str) -> tuple[str, list[str]] | None:
 
 def pascal_patches(variant: str, fixes: list[str]) -> list[Path]:
     """The Pascal patches of the variant, in series order (build.sh's)."""
-    return [PDIR / f"{n}.patch" for n in patchset.series("fpc")
+    names = [ln.split("#", 1)[0].strip() for ln in (PDIR / "series").read_text().splitlines()]
+    names = [n[:-len(".patch")] if n.endswith(".patch") else n for n in names if n]
+    return [PDIR / f"{n}.patch" for n in names
             if variant == "all" or patchset.fix_of(n) in fixes]
 
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# tests/check/run.sh - `make check` (repro/harness/checkfix.py), the
+# maintainer's one-minute loop, as printed in README.md:
+#   - make check FIX=buffer-aware-pending passes, B2 REPRO on stock and
+#     fixed with the fix, its hazard rows and fpcunit tests counted;
+#   - make check FIX=no-such-fix is refused before anything is built
+#     (exit 2, within seconds), naming the valid fixes and reports;
+#   - a fix that changes nothing (no-op-b2.fpc.patch in place of
+#     buffer-aware-pending's Pascal patch) fails its check: B2 REPRO with it.
+# Needs the trunk toolchain (make fpc-trunk); without it a SKIP.
+set -uo pipefail
+kit_name=check
+top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$top/scripts/lib.sh"
+trap kit_cleanup EXIT
+cd "$top" || exit 1
+failed=0
+tmp="" && kit_mktemp tmp
+
+# The refusal: before any build, so quick; the names listed.
+t0=$(date +%s.%N)
+make --no-print-directory check FIX=no-such-fix > "$tmp/refused.out" 2>&1
+rc=$?
+secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+if ((rc == 2)) && grep -q "no fix or report named 'no-such-fix'" "$tmp/refused.out" \
+   && grep -q "buffer-aware-pending" "$tmp/refused.out" && grep -q "03-persistence" "$tmp/refused.out" \
+   && ! grep -q "^== " "$tmp/refused.out"; then
+    test_ok "check an unknown fix is refused before any build, naming the valid ones" "exit 2 in $secs s"
+else
+    test_fail "check an unknown fix is refused before any build, naming the valid ones" \
+        "exit $rc in $secs s: $(head -c 400 "$tmp/refused.out")"
+    failed=1
+fi
+
+if [ ! -x build/fpc-trunk/bin/fpc ]; then
+    test_skip "check FIX=buffer-aware-pending" "no trunk toolchain (make fpc-trunk)"
+    exit $((failed ? KSFT_FAIL : KSFT_SKIP))
+fi
+
+make --no-print-directory check FIX=buffer-aware-pending > "$tmp/check.out" 2>&1
+rc=$?
+cat "$tmp/check.out"
+if ((rc == 0)) && grep -Eq '^B2 +stock REPRO +fix fixed$' "$tmp/check.out" \
+   && grep -Eq '^hazards +[1-9][0-9]* of [1-9][0-9]* checks as expected' "$tmp/check.out" \
+   && grep -Eq '^fpcunit +[1-9][0-9]* of [1-9][0-9]* checks as expected' "$tmp/check.out" \
+   && [[ $(tail -1 "$tmp/check.out") == "check buffer-aware-pending: PASS" ]]; then
+    test_ok "check FIX=buffer-aware-pending: B2 REPRO on stock, fixed with the fix, PASS"
+else
+    test_fail "check FIX=buffer-aware-pending: B2 REPRO on stock, fixed with the fix, PASS" "exit $rc"
+    failed=1
+fi
+
+# The check can fail: the fix's Pascal patch replaced by one that changes
+# a comment only.
+mkdir -p "$tmp/noop"
+cp patches/fpc/series patches/fpc/*.patch "$tmp/noop/"
+cp tests/check/no-op-b2.fpc.patch "$tmp/noop/buffer-aware-pending.patch"
+KIT_FPC_PATCHES=$tmp/noop python3 repro/harness/checkfix.py --no-hazards --no-fpcunit buffer-aware-pending \
+    > "$tmp/noop.out" 2>&1
+rc=$?
+if ((rc == 1)) && grep -Eq '^B2 +stock REPRO +fix REPRO' "$tmp/noop.out" \
+   && [[ $(tail -1 "$tmp/noop.out") == "check buffer-aware-pending: FAIL" ]]; then
+    test_ok "check a fix that changes nothing fails: B2 REPRO with it" "exit 1"
+else
+    test_fail "check a fix that changes nothing fails: B2 REPRO with it" "exit $rc: $(tail -5 "$tmp/noop.out")"
+    failed=1
+fi
+exit $((failed ? KSFT_FAIL : KSFT_PASS))
