@@ -306,6 +306,9 @@ def main() -> int:
         argv = ["repro/fpc/fpcunit/run.sh", "--tests", " ".join(c.defects)]
         argv += (["--set", "stock", "--set", variant] if c.mode.startswith("the kit's patches applied")
                  else ["--set", "stock", "--fixed", " ".join(c.defects)])
+        # Its builds in a folder of their own: the suite's fpcunit step may
+        # build the same sets in build/fpcunit beside it.
+        c.env["KIT_FPCUNIT_OUT"] = str(c.builds / "fpcunit")
         fu = c.tests("fpcunit", argv)
     subprocess.run([str(PHASE), "table"], env=c.env)
     print(f"\ncheck {a.name}: the tree ({tree or 'the snapshot'}): {c.mode}")

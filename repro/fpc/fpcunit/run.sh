@@ -36,7 +36,8 @@
 # TESTS.md is what tests.py makes.
 #
 # Builds are cached in build/fpcunit/<platform>/<set>/ (a fixture's in
-# build/fpcunit/<platform>/<fixture>/<set>/), keyed on the toolchain's stamp,
+# build/fpcunit/<platform>/<fixture>/<set>/; KIT_FPCUNIT_OUT: another
+# folder than build/fpcunit), keyed on the toolchain's stamp,
 # the Pascal series, the fixtures, these sources and build.sh; the orders
 # of every set run side by side, each in processes (and a Wine prefix) of
 # its own.  Needs build/fpc-trunk (make fpc-trunk; win64: make
@@ -51,7 +52,7 @@ source "$top/scripts/lib.sh"
 trap kit_cleanup EXIT
 
 tc=$top/build/fpc-trunk
-out=$top/build/fpcunit
+out=${KIT_FPCUNIT_OUT:-$top/build/fpcunit}   # make check: a folder of its own
 sets=(stock all)
 platforms=(linux win64)
 one=() only="" fixed_as=""
