@@ -15,7 +15,7 @@ then, for the defects the fix removes (patchset.py fixed VARIANT fpc):
   fpcunit   the tests of those defects (and the hazard tests that need
             them), stock and fix, in three orders (repro/fpc/fpcunit/run.sh
             --set ... --tests ...).
-One line per defect ('B2   stock REPRO   fix fixed'), one for the hazard rows
+One line per defect ('B2   stock REPRO  fix fixed'), one for the hazard rows
 and one for the tests, then 'check NAME: PASS' (exit 0) or FAIL (exit 1).
 An unknown NAME is refused before anything is built, with the valid names
 (exit 2); no trunk toolchain possible (no fpc to bootstrap): exit 4.

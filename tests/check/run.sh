@@ -7,6 +7,9 @@
 #     (exit 2, within seconds), naming the valid fixes and reports;
 #   - a fix that changes nothing (no-op-b2.fpc.patch in place of
 #     buffer-aware-pending's Pascal patch) fails its check: B2 REPRO with it.
+#   - README.md, which prints these commands, is read in five minutes: at
+#     most 150 lines, no paragraph over ten, every link to a file of the
+#     repository.
 # Needs the trunk toolchain (make fpc-trunk); without it a SKIP.
 set -uo pipefail
 kit_name=check
@@ -17,6 +20,34 @@ trap kit_cleanup EXIT
 cd "$top" || exit 1
 failed=0
 tmp="" && kit_mktemp tmp
+
+python3 - README.md <<'PY' || failed=1
+import re, sys
+from pathlib import Path
+path = Path(sys.argv[1])
+text = path.read_text()
+lines = text.splitlines()
+longest, n, fenced = 0, 0, False
+for line in lines + [""]:
+    if line.startswith("```"):
+        fenced, n = not fenced, 0
+    elif fenced or line.startswith("|"):
+        continue
+    elif not line.strip():
+        longest, n = max(longest, n), 0
+    else:
+        n += 1
+links = re.findall(r"\]\(([^)#]+)\)", text)
+dead = [l for l in links if "://" not in l and not (path.parent / l).exists()]
+def test(ok, name, why):
+    print(f"TEST: check {name} [{' OK ' if ok else 'FAIL'}] {why}")
+    return ok
+ok = test(len(lines) <= 150, "README.md at most 150 lines", f"{len(lines)} lines")
+ok &= test(longest <= 10, "README.md no paragraph over ten lines", f"longest {longest}")
+ok &= test(links and not dead, "README.md links name files of the repository",
+           f"{len(links)} links" + (f"; dead: {' '.join(dead)}" if dead else ""))
+sys.exit(0 if ok else 1)
+PY
 
 # The refusal: before any build, so quick; the names listed.
 t0=$(date +%s.%N)
