@@ -25,14 +25,22 @@ is told apart by the kit's Pascal patches, applied in a scratch copy of the
 files they touch as repro/fpc/build.sh applies them:
   they apply       the tree is stock; the fix is the tree with the patches;
   they reverse     the tree carries exactly the kit's fix: the fix is the
-                   tree as it is, stock is the tree with them reversed (the
-                   fpcunit tests then run on the fix alone);
+                   tree as it is, stock is the tree with them reversed;
   neither          the tree carries a fix of its own: it is measured as it is
                    as the fix, and the stock column is '-' (nothing to
                    compare: check a tree without your change for it).
 The whole set is decided at once (NAME all on a tree carrying some of the
-fixes is 'neither').  The trunk toolchain is build/fpc-trunk, shared with
-`make repro`: another TREE builds it again (as make repro FPCSRC= does).
+fixes is 'neither').
+
+The trunk toolchain is build/fpc-trunk, shared with `make repro`.  A TREE
+folder whose compiler and RTL sources are those the toolchain was built
+from, and whose package sources differ from them only in files both have,
+is built without building the toolchain again: those files of TREE, as a
+patch in front of the fix's ('tree'), over the toolchain's copy (what
+changed when you edit fphttpserver.pp; files neither Pascal nor make
+sources, such as the prebuilt tools in a tarball, are not compared).  Any
+other TREE (a tarball, another compiler or RTL, a new or removed source
+file) builds the toolchain from it first, as make repro FPCSRC= does.
 Builds go to build/check/NAME/, evidence and logs to results/check/NAME/.
 
 Usage: repro/harness/checkfix.py [--fpcsrc TREE] [--no-hazards] [--no-fpcunit] NAME
@@ -119,19 +127,73 @@ def applied(src: Path, patches: list[Path], work: Path, reverse: bool) -> bool:
     return True
 
 
-def unfix_series(src: Path, undone: Path, files: list[str], pdir: Path) -> None:
-    """A one-patch series in pdir ('unfix') taking the tree's files to the
-    undone copies: build.sh --set unfix builds the tree without the fix."""
-    pdir.mkdir(parents=True, exist_ok=True)
-    diff = ""
+def udiff(a: Path, b: Path, files: list[str]) -> str:
+    """A patch -p1 diff taking a's files to b's."""
+    out = ""
     for f in files:
         r = subprocess.run(["diff", "-u", "--label", f"a/{f}", "--label", f"b/{f}",
-                            str(src / f), str(undone / f)], capture_output=True, text=True)
+                            str(a / f), str(b / f)], capture_output=True, text=True, errors="replace")
         if r.returncode > 1:
             raise SystemExit(f"check: diff failed: {r.stderr.strip()}")
-        diff += r.stdout
-    (pdir / "unfix.patch").write_text(diff)
-    (pdir / "series").write_text("unfix.patch\n")
+        out += r.stdout
+    return out
+
+
+# What a change of is a change of the sources (make check compares them).
+SOURCE = (".pp", ".pas", ".p", ".inc", ".lpr", ".msg", ".fpc", ".fpm")
+
+
+def fpc_packages() -> list[str]:
+    """The packages scripts/fpc-trunk.sh copies (its PKGS)."""
+    for line in (TOP / "scripts" / "fpc-trunk.sh").read_text().splitlines():
+        if line.startswith("PKGS="):
+            return line.split("=", 1)[1].strip('"').split()
+    return []
+
+
+def is_source(f: Path) -> bool:
+    return f.name.endswith(SOURCE) or f.name.startswith("Makefile")
+
+
+def differing(tree: Path, tc: Path, sub: str) -> tuple[list[str], list[str]] | None:
+    """(files of tree/sub that differ from tc/sub's, source files only in
+    tree/sub), paths from the tree's top; None if diff failed.  Files only
+    in tc (build outputs) and files that are no source are left out."""
+    if not (tree / sub).is_dir():
+        return [], []
+    r = subprocess.run(["diff", "-rq", "--exclude=.git", str(tree / sub), str(tc / sub)],
+                       capture_output=True, text=True, errors="replace")
+    if r.returncode > 1 and not r.stdout:
+        return None
+    changed, new = [], []
+    for line in r.stdout.splitlines():
+        if line.startswith("Files ") and line.endswith(" differ"):
+            f = line[len("Files "):].split(" and ", 1)[0]
+            rel = os.path.relpath(f, tree)
+            if is_source(Path(rel)):
+                changed.append(rel)
+        elif line.startswith(f"Only in {tree}"):
+            where, name = line[len("Only in "):].split(": ", 1)
+            rel = os.path.relpath(os.path.join(where, name), tree)
+            path = tree / rel
+            if (is_source(path) if path.is_file()
+                    else any(is_source(f) for f in path.rglob("*") if f.is_file())):
+                new.append(rel)
+    return changed, new
+
+
+def tree_overlay(tree: Path, tc: Path) -> tuple[bool, str]:
+    """Whether TREE can be built on the toolchain as it is, and the patch
+    of its package files that differ (empty: none)."""
+    if not (tree.is_dir() and FPC.exists() and (tc / "compiler").is_dir()):
+        return False, ""
+    patch_files = []
+    for sub in ["compiler", "rtl"] + [f"packages/{p}" for p in fpc_packages()]:
+        d = differing(tree, tc, sub)
+        if d is None or d[1] or (d[0] and not sub.startswith("packages/")):
+            return False, ""
+        patch_files += d[0]
+    return True, udiff(tc, tree, patch_files)
 
 
 class Check:
@@ -142,6 +204,7 @@ class Check:
         self.out = TOP / "results" / "check" / name
         self.env = dict(os.environ, KIT_PHASES=str(TOP / "build" / "check" / "phases.tsv"))
         self.mode = ""
+        self.sets: dict[str, str | None] = {}
 
     def phase(self, title: str, argv: list[str], log: Path | None = None, **kw) -> int:
         """argv as a phase (scripts/phase.sh: its progress and time); into
@@ -163,61 +226,92 @@ class Check:
         stock None when there is none to build; None when a build failed."""
         nproc = str(os.cpu_count() or 2)
         subprocess.run([str(PHASE), "begin", f"make check {self.name}"], env=self.env, check=True)
-        chain = subprocess.Popen([str(PHASE), "run", "trunk toolchain", "--",
-                                  str(TOP / "scripts" / "fpc-trunk.sh"), *([self.tree] if self.tree else [])],
-                                 cwd=TOP, env=self.env)
+        tc_src = TOP / "build" / "fpc-trunk" / "src"
+        tree = Path(self.tree) if self.tree else None
+        keep, tree_patch = tree_overlay(tree, tc_src) if tree else (False, "")
+        if keep:
+            print(f"== trunk toolchain: kept (its compiler and RTL sources are the tree's; "
+                  f"{plural(tree_patch.count(chr(10) + '+++ '), 'package file')} of the tree over its copy)",
+                  flush=True)
+            chain = None
+        else:
+            chain = subprocess.Popen([str(PHASE), "run", "trunk toolchain", "--",
+                                      str(TOP / "scripts" / "fpc-trunk.sh"), *([self.tree] if self.tree else [])],
+                                     cwd=TOP, env=self.env)
+        rc = 0
         try:
-            if self.phase("C tools (beside it)", ["make", "--no-print-directory", f"-j{nproc}",
-                                                  "build/probe", "build/strace-analyse"]) != 0:
+            if self.phase("C tools", ["make", "--no-print-directory", f"-j{nproc}",
+                                      "build/probe", "build/strace-analyse"]) != 0:
                 return None
         finally:
-            rc = chain.wait()
+            if chain:
+                rc = chain.wait()
         if rc == 4:
             raise SystemExit(4)
         if rc != 0 or not FPC.exists():
             print("check: no trunk toolchain (build/fpc-trunk): see above")
             return None
-        src = TOP / "build" / "fpc-trunk" / "src"
         patches = pascal_patches(self.variant, self.fixes)
         files = touched(patches)
         self.builds.mkdir(parents=True, exist_ok=True)
+        # One series for every build (repro/fpc/build.sh and the fpcunit
+        # builds read it from KIT_FPC_PATCHES): 'tree' (the tree's package
+        # files over the toolchain's copy) first, the kit's, 'unfix' last.
+        series = self.builds / "series"
+        shutil.rmtree(series, ignore_errors=True)
+        series.mkdir(parents=True)
+        names = [ln.split("#", 1)[0].strip() for ln in (PDIR / "series").read_text().splitlines()]
+        names = [n if n.endswith(".patch") else f"{n}.patch" for n in names if n]
+        for n in names:
+            shutil.copy(PDIR / n, series / n)
+        tree_set = "tree" if tree_patch else ""
+        if tree_patch:
+            (series / "tree.patch").write_text(tree_patch)
+            names.insert(0, "tree.patch")
+        view = tree if keep else tc_src   # the files the builds start from
+        join = lambda *sets: "+".join(x for x in sets if x) or "stock"   # noqa: E731
         with tempfile.TemporaryDirectory(prefix="kit-check.") as tmp:
             work = Path(tmp) / "work"
-            stock_set, fix_set, stock_env = "stock", self.variant, {}
-            if applied(src, patches, work, reverse=False):
+            if applied(view, patches, work, reverse=False):
                 self.mode = "the kit's patches applied to it"
-            elif applied(src, patches, work, reverse=True):
+                stock_set, fix_set = join(tree_set), join(tree_set, self.variant if self.variant != "all" else "")
+                if self.variant == "all":
+                    fix_set = "all"
+            elif applied(view, patches, work, reverse=True):
                 self.mode = ("it carries the kit's fix: the fix is the tree as it is, "
                              "stock the tree with the patches reversed")
-                unfix_series(src, work, files, Path(tmp) / "unfix")
-                stock_set, fix_set = "unfix", "stock"
-                stock_env = {"KIT_FPC_PATCHES": str(Path(tmp) / "unfix")}
+                (series / "unfix.patch").write_text(udiff(view, work, files))
+                names.append("unfix.patch")
+                stock_set, fix_set = join(tree_set, "unfix"), join(tree_set)
             else:
                 self.mode = ("the kit's patches neither apply nor reverse: the tree is taken "
                              "to carry a fix of its own and measured as it is; no stock column")
-                stock_set, fix_set = None, "stock"
-            todo = [("fix", fix_set, {})] + ([("stock", stock_set, stock_env)] if stock_set else [])
+                stock_set, fix_set = None, join(tree_set)
+        (series / "series").write_text("".join(f"{n}\n" for n in names))
+        self.env["KIT_FPC_PATCHES"] = str(series)
+        self.sets = {"stock": stock_set, "fix": fix_set}
+        todo = [("fix", fix_set)] + ([("stock", stock_set)] if stock_set else [])
 
-            def one(job: tuple[str, str, dict]) -> tuple[str, int]:
-                what, s, env = job
-                with open(self.builds / f"{what}.log", "w") as log:
-                    r = subprocess.run([str(TOP / "repro" / "fpc" / "build.sh"), "--fpc", str(FPC),
-                                        "--set", s, "--out", str(self.builds / what)],
-                                       cwd=TOP, env={**self.env, **env}, stdout=log, stderr=log)
-                return what, r.returncode
-            t0 = time.monotonic()
-            print("== servers (stock and fix, side by side)", flush=True)
-            with ThreadPoolExecutor(2) as ex:
-                done = dict(ex.map(one, todo))
-            secs = time.monotonic() - t0
-            bad = [w for w, rc in done.items() if rc != 0]
-            for w in bad:
-                print(f"check: the {w} server does not build (build/check/{self.name}/{w}.log):")
-                print((self.builds / f"{w}.log").read_text()[-1500:])
-            print(f"== servers: {secs:.1f} s" + (" (failed)" if bad else ""), flush=True)
-            subprocess.run([str(PHASE), "record", "servers", f"{secs:.1f}"], env=self.env)
-            if bad:
-                return None
+        def one(job: tuple[str, str]) -> tuple[str, int]:
+            what, s = job
+            with open(self.builds / f"{what}.log", "w") as log:
+                r = subprocess.run([str(TOP / "repro" / "fpc" / "build.sh"), "--fpc", str(FPC),
+                                    "--set", s, "--out", str(self.builds / what)],
+                                   cwd=TOP, env=self.env, stdout=log, stderr=log)
+            return what, r.returncode
+        t0 = time.monotonic()
+        print(f"== servers (stock: set {stock_set or '-'}, fix: set {fix_set}; side by side)", flush=True)
+        with ThreadPoolExecutor(2) as ex:
+            done = dict(ex.map(one, todo))
+        secs = time.monotonic() - t0
+        bad = [w for w, rc in done.items() if rc != 0]
+        for w in bad:
+            print(f"check: the {w} server does not build (build/check/{self.name}/{w}.log):")
+            print((self.builds / f"{w}.log").read_text()[-1500:])
+        print(f"== servers: {secs:.1f} s" + (" (failed)" if bad else ""), flush=True)
+        subprocess.run([str(PHASE), "record", "servers", f"{secs:.1f}"], env=self.env)
+        if bad:
+            return None
         return ((self.builds / "stock" / "fpserver") if stock_set else None,
                 self.builds / "fix" / "fpserver")
 
@@ -259,6 +353,10 @@ class Check:
         lines = log.read_text(errors="replace").splitlines()
         return (sum("[ OK ]" in ln for ln in lines if ln.startswith("TEST:")),
                 sum("[FAIL]" in ln for ln in lines if ln.startswith("TEST:")), rc)
+
+
+def plural(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def short(state: str) -> str:
@@ -304,8 +402,9 @@ def main() -> int:
                                  "--json", str(c.out / "hazards" / "hazards.json")])
     if not a.no_fpcunit:
         argv = ["repro/fpc/fpcunit/run.sh", "--tests", " ".join(c.defects)]
-        argv += (["--set", "stock", "--set", variant] if c.mode.startswith("the kit's patches applied")
-                 else ["--set", "stock", "--fixed", " ".join(c.defects)])
+        for what, s in c.sets.items():
+            if s:
+                argv += ["--set", s, "--judge", f"{s}={' '.join(c.defects) if what == 'fix' else ''}"]
         # Its builds in a folder of their own: the suite's fpcunit step may
         # build the same sets in build/fpcunit beside it.
         c.env["KIT_FPCUNIT_OUT"] = str(c.builds / "fpcunit")

@@ -23,9 +23,10 @@
 #          fixes joined by '+'
 #   --tests 'Bn ...'  only the tests of these defects, and the hazard tests
 #          that need one of them, judged alone
-#   --fixed 'Bn ...'  judge every set as fixing these defects (default:
-#          patchset.py fixed SET): a tree that carries a fix itself, built
-#          as its stock
+#   --judge 'SET=Bn ...'  judge SET as fixing these defects (none after
+#          the '=': as stock; default: patchset.py fixed SET): a set of
+#          another series (KIT_FPC_PATCHES, as for build.sh), or a tree that
+#          carries a fix itself, built as its stock (repeatable)
 # Every set runs in three orders, each judged on its own: declared (the
 # whole program), reverse (--suite with the tests in reverse order) and alone
 # (one process per test): a test's result must not depend on the others.
@@ -55,7 +56,8 @@ tc=$top/build/fpc-trunk
 out=${KIT_FPCUNIT_OUT:-$top/build/fpcunit}   # make check: a folder of its own
 sets=(stock all)
 platforms=(linux win64)
-one=() only="" fixed_as=""
+one=() only=""
+declare -A judge_as=()
 if [[ ${1:-} == --each ]]; then
     shift
     read -ra sets <<< "$(python3 "$top/repro/harness/patchset.py" variants) $(python3 "$top/repro/harness/patchset.py" pairs)"
@@ -65,7 +67,7 @@ while (($#)) && [[ $1 == --* ]]; do
     case $1 in
     --set) one+=("$2") ;;
     --tests) only=$2 ;;
-    --fixed) fixed_as=$2 ;;
+    --judge) [[ $2 == *=* ]] || die "--judge $2: not SET=DEFECTS"; judge_as[${2%%=*}]=${2#*=} ;;
     *) die "unknown option $1 (see the header of $0)" ;;
     esac
     shift 2 || die "$1 needs a value"
@@ -119,7 +121,7 @@ compiler() {
 # RUN a set or FIXTURE/SET (the set with the fixture's patch in place of the
 # one it replaces, from a copy of the series in $tmp/fixture-FIXTURE).
 build() {
-    local plat=$1 run=$2 fpc=$3 dir=$out/$1/$2 set=${2#*/} tag=$1-${2//\//-} key exe t0 pdir=$top/patches/fpc
+    local plat=$1 run=$2 fpc=$3 dir=$out/$1/$2 set=${2#*/} tag=$1-${2//\//-} key exe t0 pdir=${KIT_FPC_PATCHES:-$top/patches/fpc}
     [[ $run == */* ]] && pdir=$tmp/fixture-${run%%/*}
     key=$({ cat "$tc/stamp"; [ "$plat" = win64 ] && cat "$tc/win64.stamp"; cat "$fpc";
             cat "$pdir/series" "$pdir"/*.patch "$top/repro/fpc/build.sh" \
@@ -339,7 +341,7 @@ for r in "${runs[@]}"; do
         python3 "$here/tests.py" fixture "$tmp/$tag-fixture.xml" "$plat" "${run%%/*}" "${run#*/}" "$rc" || failed=1
         continue
     fi
-    if [[ -n $fixed_as ]]; then fixed=$fixed_as; else fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run"); fi
+    if [[ -v judge_as[$run] ]]; then fixed=${judge_as[$run]}; else fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run"); fi
     for order in declared reverse alone; do
         read -r rc secs < "$tmp/$tag-$order.rc"
         echo "# fpcunit $plat $run $order: ran in $secs s (exit $rc)"
