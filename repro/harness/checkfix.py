@@ -43,7 +43,11 @@ other TREE (a tarball, another compiler or RTL, a new or removed source
 file) builds the toolchain from it first, as make repro FPCSRC= does.
 Builds go to build/check/NAME/, evidence and logs to results/check/NAME/.
 
-Usage: repro/harness/checkfix.py [--fpcsrc TREE] [--no-hazards] [--no-fpcunit] NAME
+Usage: repro/harness/checkfix.py [--fpcsrc TREE] [--keep-toolchain] [--no-hazards]
+                                 [--no-fpcunit] NAME
+--keep-toolchain: a TREE the toolchain would have to be built from is
+refused (exit 2) rather than built (tests/check: the suite's other steps
+use the toolchain meanwhile).
 """
 from __future__ import annotations
 
@@ -197,13 +201,15 @@ def tree_overlay(tree: Path, tc: Path) -> tuple[bool, str]:
 
 
 class Check:
-    def __init__(self, name: str, variant: str, fixes: list[str], tree: str | None):
+    def __init__(self, name: str, variant: str, fixes: list[str], tree: str | None,
+                 keep_toolchain: bool = False):
         self.name, self.variant, self.fixes, self.tree = name, variant, fixes, tree
         self.defects = patchset.fixed_by(variant, "fpc")
         self.builds = TOP / "build" / "check" / name
         self.out = TOP / "results" / "check" / name
         self.env = dict(os.environ, KIT_PHASES=str(TOP / "build" / "check" / "phases.tsv"))
         self.mode = ""
+        self.keep_toolchain = keep_toolchain
         self.sets: dict[str, str | None] = {}
 
     def phase(self, title: str, argv: list[str], log: Path | None = None, **kw) -> int:
@@ -234,6 +240,10 @@ class Check:
                   f"{plural(tree_patch.count(chr(10) + '+++ '), 'package file')} of the tree over its copy)",
                   flush=True)
             chain = None
+        elif self.keep_toolchain and tree:
+            print(f"check: --keep-toolchain: {tree} cannot be built on build/fpc-trunk as it is "
+                  "(another compiler or RTL, a new or removed source file, or a tarball)")
+            raise SystemExit(2)
         else:
             chain = subprocess.Popen([str(PHASE), "run", "trunk toolchain", "--",
                                       str(TOP / "scripts" / "fpc-trunk.sh"), *([self.tree] if self.tree else [])],
@@ -370,6 +380,8 @@ def main() -> int:
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
     ap.add_argument("name", nargs="?", help="a fix, a report or all")
     ap.add_argument("--fpcsrc", metavar="TREE", help="an FPCSource checkout or tarball")
+    ap.add_argument("--keep-toolchain", action="store_true",
+                    help="refuse a TREE the toolchain would have to be built from")
     ap.add_argument("--no-hazards", action="store_true")
     ap.add_argument("--no-fpcunit", action="store_true")
     a = ap.parse_args()
@@ -383,7 +395,7 @@ def main() -> int:
         return 2
     variant, fixes = got
     tree = str(Path(a.fpcsrc).resolve()) if a.fpcsrc else None
-    c = Check(a.name, variant, fixes, tree)
+    c = Check(a.name, variant, fixes, tree, a.keep_toolchain)
     c.out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     print(f"check {a.name}: {variant if variant != a.name else 'the fix'} "

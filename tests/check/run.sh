@@ -6,7 +6,12 @@
 #   - make check FIX=no-such-fix is refused before anything is built
 #     (exit 2, within seconds), naming the valid fixes and reports;
 #   - a fix that changes nothing (no-op-b2.fpc.patch in place of
-#     buffer-aware-pending's Pascal patch) fails its check: B2 REPRO with it.
+#     buffer-aware-pending's Pascal patch) fails its check: B2 REPRO with it;
+#   - FPCSRC= a folder that carries the fix (the snapshot with
+#     buffer-aware-pending's Pascal patch applied, the way a maintainer
+#     changes it): built on the toolchain as it is, stock is the tree with
+#     the fix reversed, B2 REPRO on it and fixed on the tree, PASS (only
+#     where the toolchain is the snapshot's: --keep-toolchain).
 #   - README.md, which prints these commands, is read in five minutes: at
 #     most 150 lines, no paragraph over ten, every link to a file of the
 #     repository.
@@ -96,5 +101,27 @@ if ((rc == 1)) && grep -Eq '^B2 +stock REPRO +fix REPRO' "$tmp/noop.out" \
 else
     test_fail "check a fix that changes nothing fails: B2 REPRO with it" "exit $rc: $(tail -5 "$tmp/noop.out")"
     failed=1
+fi
+# A maintainer's tree that carries the fix already.
+snapshot=$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz
+if [[ ! -f $snapshot ]]; then
+    test_skip "check FPCSRC= a tree carrying the fix" "no snapshot $snapshot"
+elif ! grep -q "^src=$(sha256sum < "$snapshot" | cut -c1-16) " build/fpc-trunk/stamp; then
+    test_skip "check FPCSRC= a tree carrying the fix" "the toolchain is not the snapshot's (make fpc-trunk)"
+else
+    mkdir -p "$tmp/tree"
+    tar -xJf "$snapshot" -C "$tmp/tree" && patch -s -p1 -d "$tmp/tree" < patches/fpc/buffer-aware-pending.patch
+    python3 repro/harness/checkfix.py --keep-toolchain --no-hazards --fpcsrc "$tmp/tree" buffer-aware-pending \
+        > "$tmp/tree.out" 2>&1
+    rc=$?
+    if ((rc == 0)) && grep -q '^== trunk toolchain: kept' "$tmp/tree.out" \
+       && grep -q "it carries the kit's fix" "$tmp/tree.out" \
+       && grep -Eq '^B2 +stock REPRO +fix fixed$' "$tmp/tree.out"; then
+        test_ok "check FPCSRC= a tree carrying the fix: stock (reversed) REPRO, the tree fixed, no toolchain build"
+    else
+        test_fail "check FPCSRC= a tree carrying the fix: stock (reversed) REPRO, the tree fixed, no toolchain build" \
+            "exit $rc: $(tail -8 "$tmp/tree.out")"
+        failed=1
+    fi
 fi
 exit $((failed ? KSFT_FAIL : KSFT_PASS))
