@@ -407,11 +407,13 @@ def main() -> int:
         return 1
     stock, fix = servers
     got_v = c.verdicts(stock, fix)
-    hz = fu = None
+    # The hazard rows and the fpcunit tests side by side: both decide by
+    # counts, and the tests mostly wait (stock's wait out their deadlines).
+    jobs = {}
     if not a.no_hazards:
-        hz = c.tests("hazards", ["python3", "repro/harness/hazards.py", "--variant", variant,
-                                 "--real-exe", str(fix), "--no-model",
-                                 "--json", str(c.out / "hazards" / "hazards.json")])
+        jobs["hazards"] = ["python3", "repro/harness/hazards.py", "--variant", variant,
+                           "--real-exe", str(fix), "--no-model",
+                           "--json", str(c.out / "hazards" / "hazards.json")]
     if not a.no_fpcunit:
         argv = ["repro/fpc/fpcunit/run.sh", "--tests", " ".join(c.defects)]
         for what, s in c.sets.items():
@@ -420,7 +422,11 @@ def main() -> int:
         # Its builds in a folder of their own: the suite's fpcunit step may
         # build the same sets in build/fpcunit beside it.
         c.env["KIT_FPCUNIT_OUT"] = str(c.builds / "fpcunit")
-        fu = c.tests("fpcunit", argv)
+        jobs["fpcunit"] = argv
+    with ThreadPoolExecutor(2) as ex:
+        futs = {k: ex.submit(c.tests, k, v) for k, v in jobs.items()}
+        done = {k: f.result() for k, f in futs.items()}
+    hz, fu = done.get("hazards"), done.get("fpcunit")
     subprocess.run([str(PHASE), "table"], env=c.env)
     print(f"\ncheck {a.name}: the tree ({tree or 'the snapshot'}): {c.mode}")
     ok = True
