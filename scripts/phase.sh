@@ -125,7 +125,7 @@ table)
         }' "$table"
     ;;
 *)
-    sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -u/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
