@@ -2,6 +2,7 @@
 #   make          build every server variant, the probe and the analysers
 #   make repro    the verification matrix (main job)
 #   make test     the regression suite
+#   make check FIX=NAME [FPCSRC=TREE]  one fix on a tree: its verdicts, hazards, tests
 # Variant names are a contract (DESIGN section 7): build/<variant>/server-min.
 
 CC      ?= cc
@@ -46,7 +47,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards conformance
+.PHONY: all servers tools sanitizers repro check test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards conformance
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -104,6 +105,13 @@ repro:
 	@scripts/phase.sh begin "make repro"
 	@$(BUILDS) all
 	@scripts/repro.sh; rc=$$?; scripts/phase.sh table; exit $$rc
+
+# One fix, an upstream report's fixes or all, on the snapshot or FPCSRC:
+# stock against the fix, its defects' verdicts, its hazard rows and its
+# fpcunit tests (repro/harness/checkfix.py --help says how a tree that
+# carries the fix already is measured).
+check:
+	@$(PYTHON) repro/harness/checkfix.py $(if $(FPCSRC),--fpcsrc $(FPCSRC)) $(FIX)
 
 # What `make test` runs: every variant's unit tests, and the sanitizer
 # flavours of the variants the sanitizer passes use.

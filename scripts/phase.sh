@@ -23,7 +23,13 @@
 #                              the matrix)
 #   phase.sh table             print the table: each phase's time, and the
 #                              wall time since begin (phases side by side
-#                              overlap, so it is not their sum)
+#                              overlap, so it is not their sum); the first
+#                              table of a begun run records that end
+#   phase.sh table --markdown [TSV]
+#                              the table of TSV (default the last run's)
+#                              as Markdown, for README.md: its total is to
+#                              the recorded end (a run from before it was
+#                              recorded: to the last row's write)
 # Without a begun table, run and record still time and print, and the
 # rows go to a table of their own.
 set -u
@@ -92,9 +98,22 @@ record)
     printf '%s\t%s\t%s\n' "$2" "$3" "${4:-}" >> "$table"
     ;;
 table)
+    if [[ ${2:-} == --markdown ]]; then
+        tsv=${3:-$table}
+        [[ -f $tsv ]] || { echo "phase.sh: no table $tsv" >&2; exit 1; }
+        awk -F'\t' -v mtime="$(stat -c %Y "$tsv")" '
+            BEGIN { print "| phase | time |"; print "|---|---|" }
+            $1 == "#" { t0 = $2; next }
+            $1 == "#end" { end = $2; next }
+            { printf "| %s | %.1f s%s |\n", $1, $2, ($3 == "" ? "" : " (" $3 ")") }
+            END { if (t0 != "") printf "| total (wall) | %.1f s |\n", (end != "" ? end : mtime) - t0 }' "$tsv"
+        exit 0
+    fi
     [[ -f $table ]] || exit 0
+    grep -q '^#end' "$table" || ! grep -q '^#	' "$table" || printf '#end\t%s\n' "$(now)" >> "$table"
     awk -F'\t' -v end="$(now)" '
         $1 == "#" { t0 = $2; title = $3; next }
+        $1 == "#end" { next }
         { name[++n] = $1; t[n] = $2; note[n] = $3; if (length($1) > w) w = length($1) }
         END {
             if (w < 12) w = 12
@@ -106,7 +125,7 @@ table)
         }' "$table"
     ;;
 *)
-    sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,/^set -u/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

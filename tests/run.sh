@@ -73,6 +73,10 @@
 #                 two threads, answers in order and each its own request's,
 #                 the application's own headers kept; model and real trunk,
 #                 stock, the fixes concerned and all, and fixtures that must fail
+#   check         `make check FIX=buffer-aware-pending` passes (B2 REPRO on
+#                 stock, fixed with the fix), an unknown name is refused
+#                 before any build, a fix that changes nothing fails
+#                 (tests/check/run.sh)
 #   bisect        repro/bisect/results.json well formed, an entry per symptom
 #                 of B8 (first, next) and the check fails on a bent one; B1's
 #                 bisect re-run end to end over the history bundle, same
@@ -312,6 +316,7 @@ step_fault() {   # a failed measure fails its row; only a passed run is reused
 # (the boundary points; `make sweep` runs them all).
 step_sweep() { python3 repro/harness/sweep.py --short --out results/test-sweep; }
 step_hazards() { python3 repro/harness/hazards.py --short; }
+step_check() { tests/check/run.sh; }   # make check, the maintainer's loop
 # B1: its verdict is a hook count on one short probe run (no deadline to
 # wait out at a bad commit), so its whole bisect is the fastest; builds are
 # cached per tree in build/bisect/builds/.
@@ -374,7 +379,7 @@ count() {
 # that no long step starts last and runs alone at the end.
 steps=(matrix horse-ci tsan asan bisect fpc-patches unit analysers patches texts
        hostile fpcunit hazards fresh valgrind min tsan-hostile fuzz win64 fault sweep horse clients
-       asan-hostile dispatch conformance integration findings report)
+       asan-hostile dispatch conformance integration findings report check)
 beside_matrix=" horse-ci tsan asan bisect fpc-patches unit analysers patches texts "
 # Steps whose CPU is a fifth of their time or less (c57f, a fresh machine's
 # make test: tsan-hostile 75 s, CPU 8 s; asan 42, 5; asan-hostile 34, 5;

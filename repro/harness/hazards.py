@@ -48,6 +48,10 @@ DoHandleRequest); no row may log it.
 
 Usage: hazards.py [--short] [--json PATH]   (exit 0 only when every check
 matches its expectation; TEST lines as the rest of the suite)
+       hazards.py --variant V [--real-exe PATH] [--no-model] [--json PATH]
+the rows of one variant only (V: stock, all, a fix or fixes joined by '+'),
+every mode, no fixture; --real-exe: the real server's program for V (default
+build/real-trunk/V/fpserver); --no-model: the real row alone (make check)
 """
 from __future__ import annotations
 
@@ -358,9 +362,13 @@ def main() -> int:
     ap.add_argument("--short", action="store_true",
                     help="every row in pool mode; the other modes for stock, the B6 fix and all on the model")
     ap.add_argument("--json", type=Path, default=OUT / "hazards.json")
+    ap.add_argument("--variant", help="the rows of this variant only, no fixture")
+    ap.add_argument("--real-exe", type=Path, help="with --variant: the real server's program")
+    ap.add_argument("--no-model", action="store_true", help="with --variant: no model row")
     a = ap.parse_args()
+    if a.variant:
+        return one_variant(a.variant, a.real_exe, not a.no_model, a.json)
     OUT.mkdir(parents=True, exist_ok=True)
-    failures = 0
     with tempfile.TemporaryDirectory(prefix="kit-hazards.") as tmp:
         # Every row in pool mode, where B6 and B7 live; the other modes for
         # every row (--short: for VARIANTS on the model only).
@@ -386,6 +394,12 @@ def main() -> int:
         with ThreadPoolExecutor(4) as ex:
             hresults = list(ex.map(lambda j: measure_headers(*j, OUT), hjobs))
             oresults = list(ex.map(lambda j: measure_order(*j, OUT), ojobs))
+    return report(results, hresults, oresults, a.json)
+
+
+def report(results: list[dict], hresults: list[dict], oresults: list[dict], out_json: Path) -> int:
+    """The TEST lines of every row measured, and the JSON; 1 if one failed."""
+    failures = 0
     for r in results:
         f, res = r["fairness"], r["resources"]
         want = "fair" if expected_fair(r["variant"], r["mode"]) else "starves"
@@ -427,8 +441,34 @@ def main() -> int:
             want = expected_complete(r["variant"], r["mode"], how == "pipelined")
             failures += kit_test(run["complete"] == want, f"{name}: {ORDER_K} of {ORDER_K} answered"
                                  if want else f"{name}: fewer than {ORDER_K} answered (B2/B6 not fixed here)", fig)
-    a.json.write_text(json.dumps({"fairness": results, "headers": hresults, "order": oresults}, indent=1))
+    out_json.write_text(json.dumps({"fairness": results, "headers": hresults, "order": oresults}, indent=1))
     return 1 if failures else 0
+
+
+def one_variant(v: str, real_exe: Path | None, model: bool, out_json: Path) -> int:
+    """The fairness, resource, exclusivity and order rows of variant v,
+    every mode, and its header rows where it writes headers (make check)."""
+    patchset.fixed_by(v)   # an unknown name raises here
+    todo = rows([v]) if model else []
+    todo = [r for r in todo if not r[0].startswith("real")]
+    exe = real_exe or REAL_TRUNK / v / "fpserver"
+    if exe.exists():
+        todo.append(("real trunk" if v == "stock" else f"real trunk + {v}", exe, v))
+    if not todo:
+        print(f"TEST: hazards {v} [SKIP] no server built for it")
+        return 4
+    members = set(patchset.members(v))
+    heads = [r for r in todo if v in HEADER_VARIANTS or members & set(HEADER_VARIANTS)]
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(2) as ex:
+        results = list(ex.map(lambda j: measure(*j, out_json.parent),
+                              [(n, e, r, m) for (n, e, r) in todo for m in FAIR_MODES]))
+    with ThreadPoolExecutor(4) as ex:
+        hresults = list(ex.map(lambda j: measure_headers(*j, out_json.parent),
+                               [(n, e, r, m) for (n, e, r) in heads for m in HEADER_MODES]))
+        oresults = list(ex.map(lambda j: measure_order(*j, out_json.parent),
+                               [(n, e, r, m) for (n, e, r) in todo for m in MODES]))
+    return report(results, hresults, oresults, out_json)
 
 
 def kit_test(ok: bool, name: str, detail: str = "") -> int:

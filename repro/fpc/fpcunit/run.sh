@@ -17,6 +17,16 @@
 #          fixes B7), and the hazard tests once it fixes the defect they
 #          need (tests.json "needs": B6); the others fail as on stock
 #          (~5 min; not in make test)
+#   --set SET  this set only (repeatable; default platform: linux), with
+#          neither the source checks nor the fixtures (make check: scripts
+#          and repro/harness/checkfix.py); SET is stock, all, a fix or
+#          fixes joined by '+'
+#   --tests 'Bn ...'  only the tests of these defects, and the hazard tests
+#          that need one of them, judged alone
+#   --judge 'SET=Bn ...'  judge SET as fixing these defects (none after
+#          the '=': as stock; default: patchset.py fixed SET): a set of
+#          another series (KIT_FPC_PATCHES, as for build.sh), or a tree that
+#          carries a fix itself, built as its stock (repeatable)
 # Every set runs in three orders, each judged on its own: declared (the
 # whole program), reverse (--suite with the tests in reverse order) and alone
 # (one process per test): a test's result must not depend on the others.
@@ -27,7 +37,8 @@
 # TESTS.md is what tests.py makes.
 #
 # Builds are cached in build/fpcunit/<platform>/<set>/ (a fixture's in
-# build/fpcunit/<platform>/<fixture>/<set>/), keyed on the toolchain's stamp,
+# build/fpcunit/<platform>/<fixture>/<set>/; KIT_FPCUNIT_OUT: another
+# folder than build/fpcunit), keyed on the toolchain's stamp,
 # the Pascal series, the fixtures, these sources and build.sh; the orders
 # of every set run side by side, each in processes (and a Wine prefix) of
 # its own.  Needs build/fpc-trunk (make fpc-trunk; win64: make
@@ -42,19 +53,38 @@ source "$top/scripts/lib.sh"
 trap kit_cleanup EXIT
 
 tc=$top/build/fpc-trunk
-out=$top/build/fpcunit
+out=${KIT_FPCUNIT_OUT:-$top/build/fpcunit}   # make check: a folder of its own
 sets=(stock all)
 platforms=(linux win64)
+one=() only=""
+declare -A judge_as=()
 if [[ ${1:-} == --each ]]; then
     shift
     read -ra sets <<< "$(python3 "$top/repro/harness/patchset.py" variants) $(python3 "$top/repro/harness/patchset.py" pairs)"
     platforms=(linux)
 fi
+while (($#)) && [[ $1 == --* ]]; do
+    case $1 in
+    --set) one+=("$2") ;;
+    --tests) only=$2 ;;
+    --judge) [[ $2 == *=* ]] || die "--judge $2: not SET=DEFECTS"; judge_as[${2%%=*}]=${2#*=} ;;
+    *) die "unknown option $1 (see the header of $0)" ;;
+    esac
+    shift 2 || die "$1 needs a value"
+done
+((${#one[@]})) && sets=("${one[@]}") platforms=(linux)
 (($#)) && platforms=("$@")
 suite=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["suite"])' "$here/tests.json")
-mapfile -t names < <(python3 "$here/tests.py" names)
-# FIXTURE PATCH REPLACES TEST SET... per line
-mapfile -t fixtures < <(python3 "$here/tests.py" fixtures)
+if [[ -n $only ]]; then
+    # shellcheck disable=SC2086 # a list of defects
+    mapfile -t names < <(python3 "$here/tests.py" names-for $only)
+    ((${#names[@]})) || die "no test for '$only'"
+else
+    mapfile -t names < <(python3 "$here/tests.py" names)
+fi
+# FIXTURE PATCH REPLACES TEST SET... per line (none for --set)
+fixtures=()
+((${#one[@]})) || mapfile -t fixtures < <(python3 "$here/tests.py" fixtures)
 RUN_LIMIT_S=300   # the program always ends (its watchdogs); this guards the runner only
 
 require_command python3 python3 fpcunit
@@ -91,7 +121,7 @@ compiler() {
 # RUN a set or FIXTURE/SET (the set with the fixture's patch in place of the
 # one it replaces, from a copy of the series in $tmp/fixture-FIXTURE).
 build() {
-    local plat=$1 run=$2 fpc=$3 dir=$out/$1/$2 set=${2#*/} tag=$1-${2//\//-} key exe t0 pdir=$top/patches/fpc
+    local plat=$1 run=$2 fpc=$3 dir=$out/$1/$2 set=${2#*/} tag=$1-${2//\//-} key exe t0 pdir=${KIT_FPC_PATCHES:-$top/patches/fpc}
     [[ $run == */* ]] && pdir=$tmp/fixture-${run%%/*}
     key=$({ cat "$tc/stamp"; [ "$plat" = win64 ] && cat "$tc/win64.stamp"; cat "$fpc";
             cat "$pdir/series" "$pdir"/*.patch "$top/repro/fpc/build.sh" \
@@ -137,7 +167,8 @@ order() {
             > "$tmp/$tag-fixture.xml" 2> "$tmp/$tag-fixture.err"
         rc=$? ;;
     declared)
-        program "$plat" "$run" "$order" > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
+        program "$plat" "$run" "$order" ${only:+"--suite=$(printf "$suite.%s," "${names[@]}" | sed 's/,$//')"} \
+            > "$tmp/$tag-declared.xml" 2> "$tmp/$tag-declared.err"
         rc=$? ;;
     reverse)
         for ((i = ${#names[@]} - 1; i >= 0; i--)); do reversed+=${reversed:+,}$suite.${names[i]}; done
@@ -162,16 +193,17 @@ orders() {
     if [[ $1 == */*/* ]]; then echo fixture; else echo alone declared reverse; fi
 }
 
-# The checks of the sources themselves.
-"$here/mkpatch.sh" --check || failed=1
-if python3 "$here/tests.py" doc | cmp -s - "$here/TESTS.md"; then
-    test_ok "fpcunit TESTS.md current"
-else
-    test_fail "fpcunit TESTS.md current" "differs from tests.json (python3 repro/fpc/fpcunit/tests.py doc > repro/fpc/fpcunit/TESTS.md)"
-    failed=1
+# The checks of the sources themselves (not for --set: the suite's).
+if ((${#one[@]} == 0)); then
+    "$here/mkpatch.sh" --check || failed=1
+    if python3 "$here/tests.py" doc | cmp -s - "$here/TESTS.md"; then
+        test_ok "fpcunit TESTS.md current"
+    else
+        test_fail "fpcunit TESTS.md current" "differs from tests.json (python3 repro/fpc/fpcunit/tests.py doc > repro/fpc/fpcunit/TESTS.md)"
+        failed=1
+    fi
+    python3 "$here/tests.py" selftest || failed=1
 fi
-
-python3 "$here/tests.py" selftest || failed=1
 
 # A fixture's series: the Pascal series with its patch in place of the one it replaces.
 declare -A fixture_test fixture_sets
@@ -309,12 +341,13 @@ for r in "${runs[@]}"; do
         python3 "$here/tests.py" fixture "$tmp/$tag-fixture.xml" "$plat" "${run%%/*}" "${run#*/}" "$rc" || failed=1
         continue
     fi
-    fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run")
+    if [[ -v judge_as[$run] ]]; then fixed=${judge_as[$run]}; else fixed=$(python3 "$top/repro/harness/patchset.py" fixed "$run"); fi
     for order in declared reverse alone; do
         read -r rc secs < "$tmp/$tag-$order.rc"
         echo "# fpcunit $plat $run $order: ran in $secs s (exit $rc)"
         ((rc == 124 || rc == 137)) && { test_fail "fpcunit $plat $run $order" "did not end within $RUN_LIMIT_S s"; failed=1; }
-        python3 "$here/tests.py" judge "$tmp/$tag-$order.xml" "$plat" "$run" "$order" "$rc" "$fixed" || failed=1
+        python3 "$here/tests.py" judge "$tmp/$tag-$order.xml" "$plat" "$run" "$order" "$rc" "$fixed" \
+            ${only:+"${names[*]}"} || failed=1
     done
 done
 echo "# fpcunit: builds $(awk -v a="$t_start" -v b="$t_built" 'BEGIN { printf "%.1f", b - a }') s, total $(elapsed "$t_start") s"

@@ -3,7 +3,7 @@
 place that says which test covers which defect, which hazard test needs
 which defect fixed, and what each asserts).
 
-    tests.py judge XML PLATFORM SET ORDER [EXIT [FIXED]]
+    tests.py judge XML PLATFORM SET ORDER [EXIT [FIXED [ONLY]]]
         TEST lines for one run of fpcunithttpserver --format=xml (XML: a
         file, or a folder of them, one per test run alone; ORDER names the
         run in the lines: declared, reverse, alone): the tests of the
@@ -15,6 +15,8 @@ which defect fixed, and what each asserts).
         tests.json says it does not apply ("not_on") is a SKIP with the
         program's reason.  Exit 1 if a line is FAIL.  A test that run.sh
         made again by itself (XML.again/NAME.xml) is judged by that run.
+        ONLY (test names, space-separated): judge those tests alone
+        (run.sh --tests).
     tests.py unmeasured XML
         the tests of a result that failed saying they measured nothing
         (their own validity check: run.sh makes each again by itself)
@@ -32,6 +34,8 @@ which defect fixed, and what each asserts).
     tests.py description  the tests, as the body of the upstream commit
     tests.py names        the published tests of tcfphttpserver.pp, in
                           declaration order, one a line
+    tests.py names-for Bn...  those of the defects named and the hazard
+                          tests that need one of them (run.sh --tests)
 """
 from __future__ import annotations
 
@@ -64,6 +68,13 @@ def names() -> list[str]:
     src = (HERE / "tcfphttpserver.pp").read_text()
     m = re.search(r"^\s*published\s*$(.*?)^\s*end;", src, re.M | re.S)
     return re.findall(r"^\s*procedure\s+(\w+)\s*;", m.group(1), re.M) if m else []
+
+
+def names_for(defects: list[str]) -> list[str]:
+    """The tests of these defects and the hazard tests that need one of
+    them, in declaration order."""
+    want = {d["test"] for _, needs, d in ENTRIES if needs in defects}
+    return [n for n in names() if n in want]
 
 
 def results(xml_path: str) -> dict[str, tuple[str, str]]:
@@ -163,7 +174,7 @@ def selftest() -> int:
 
 
 def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str = "?",
-          fixed: str | None = None) -> int:
+          fixed: str | None = None, only: str | None = None) -> int:
     label = f"fpcunit {platform} {variant} {order}"
     if fixed is None:
         fixed = "" if variant == "stock" else " ".join(DEFECTS)
@@ -183,6 +194,8 @@ def judge(xml_path: str, platform: str, variant: str, order: str, exit_code: str
         failed = 1
     for bn, needs, d in ENTRIES:
         name = d["test"]
+        if only is not None and name not in only.split():
+            continue
         line = f"TEST: {label} {name}"
         if name in first:
             print(f"# {label} {name}: made again by itself; the first run: {first[name]}")
@@ -323,7 +336,7 @@ def description() -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 5 and argv[0] == "judge":
-        return judge(*argv[1:7])
+        return judge(*argv[1:8])
     if len(argv) >= 5 and argv[0] == "fixture":
         return judge_fixture(*argv[1:6])
     if argv == ["selftest"]:
@@ -344,6 +357,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv == ["description"]:
         sys.stdout.write(description())
+        return 0
+    if len(argv) >= 2 and argv[0] == "names-for":
+        print("\n".join(names_for(argv[1:])))
         return 0
     if argv == ["names"]:
         print("\n".join(names()))
