@@ -8,10 +8,13 @@
 #   form         git format-patch form: From <sha> Mon Sep 17 00:00:00 2001,
 #                From:, Date:, Subject: [PATCH], body, ---, diffstat,
 #                diff --git with index lines
-#   message      upstream's form, as FPC's history writes it: the subject
-#                starts with the package ("fcl-web: "), the body carries no
-#                DEP-3 field (those stay in the model's patches/<name>.patch),
-#                the author is not a placeholder address
+#   message      a contributor's commit for FPC: the subject names the
+#                package ("fcl-web: ") in at most 72 characters, the body
+#                carries no DEP-3 field (those stay in the model's
+#                patches/<name>.patch).  (FPC's own commits are mostly a
+#                subject alone starting with "* "; a body explains a
+#                contributor's change.  The author here is the kit's working
+#                identity: make upstream re-authors every commit.)
 # then for the series:
 #   series-file  series and folder agree
 #   in-order     git am of the whole series into a throwaway git repository
@@ -82,12 +85,14 @@ check_form() {
     }'
 }
 
-# check_message PATCH: prints why the commit message is not upstream's form.
+# check_message PATCH: prints why the commit message is not in the form
+# the message check above describes.
 check_message() {
-    local p=$1 info
+    local p=$1 info subject
     info=$(git mailinfo "$tmp/msg" /dev/null < "$p" 2>/dev/null) || { echo "git mailinfo cannot read it"; return; }
-    grep -q '^Subject: [a-z][a-z0-9-]*: [^ ]' <<< "$info" || echo "the subject does not start with the package (fcl-web: ...): $(sed -n 's/^Subject: //p' <<< "$info")"
-    grep -qE "^Email: .*$KIT_PLACEHOLDER_EMAIL" <<< "$info" && echo "the author is a placeholder: $(sed -n 's/^Email: //p' <<< "$info")"
+    subject=$(sed -n 's/^Subject: //p' <<< "$info")
+    grep -q '^Subject: [a-z][a-z0-9-]*: [^ ]' <<< "$info" || echo "the subject does not start with the package (fcl-web: ...): $subject"
+    ((${#subject} <= 72)) || echo "the subject has ${#subject} characters (at most 72): $subject"
     grep -nE "$KIT_DEP3_FIELDS" "$tmp/msg" | head -2 | sed 's/^/a DEP-3 field in the message, line /'
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fpc-series.sh [--check] [--keep DIR | --from DIR] [--snapshot TARBALL]
+# scripts/fpc-series.sh [--check | --reports DIR] [--keep DIR | --from DIR] [--snapshot TARBALL]
 # - cut the Pascal series (patches/fpc/) as upstream takes it: one commit
 # per patch, each on the result of the one before, written by git
 # format-patch.
@@ -11,6 +11,15 @@
 #                series, tag snapshot), to edit the commits there
 #   --from DIR   take the commits snapshot..series of such a repository
 #                (one per patch, in series order) instead of the patch files
+#   --reports DIR  write nothing in patches/fpc: cut each upstream report's
+#                commits (repro/harness/patchset.py reports; a report holds
+#                the Pascal patches of its fixes, Report: field) on the
+#                pristine snapshot alone, by git cherry-pick (a 3-way merge:
+#                context lines of patches of other reports are no part of
+#                it), into DIR/<report>/ as git format-patch files numbered
+#                within the report; then git am -3 of every report in their
+#                order (confidential last) on the snapshot.  A conflict is
+#                an error naming the patch and the report.
 #   --snapshot TARBALL  the FPCSource snapshot the series is cut against
 #                (default ../shared/upstream/fpcsource-1dba64b-min.tar.xz)
 #
@@ -26,9 +35,10 @@
 # every Pascal patch belongs to the fix named before its first dot.
 #
 # Author: KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, else git config user.name
-# and user.email of this repository; neither is an error, and so is a
-# placeholder address (example.org/.com/.net, localhost, the kit's old
-# fphttpserver-kit@ one).  Dates: each patch keeps the date of its
+# and user.email of this repository; neither is an error.  A placeholder
+# address is the working series' business only: the filing (make upstream,
+# scripts/upstream.sh) cuts it again with the filer's identity and refuses
+# a placeholder one.  Dates: each patch keeps the date of its
 # Date: header, as git commit --amend keeps a commit's author date (edit it
 # there, or set KIT_PATCH_DATE, any git date, for every patch); a patch file
 # without one gets the time of the run.  The
@@ -67,16 +77,17 @@ die() {
     if ((check)); then test_fail "fpc-series current" "$*"; else echo "$kit_name: $*" >&2; fi
     exit 1
 }
-keep="" from=""
+keep="" from="" reports=""
 snapshot=${KIT_FPC_SNAPSHOT:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}
 dir=${KIT_FPC_PATCHES:-$top/patches/fpc}
 while (($#)); do
     case $1 in
     --check) check=1; shift ;;
     --keep) keep=$2; shift 2 ;;
+    --reports) reports=$2; shift 2 ;;
     --from) from=$(realpath "$2"); shift 2 ;;
     --snapshot) snapshot=$2; shift 2 ;;
-    -h|--help) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,64p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -162,6 +173,44 @@ for i in "${!names[@]}"; do mv "$tmp/out/${made[i]}" "$tmp/out/${names[i]}.patch
 } > "$tmp/out/series"
 if [ -n "$keep" ]; then
     rm -rf "$keep" && mkdir -p "$(dirname "$keep")" && cp -a "$repo" "$keep" && echo "kept the repository in $keep"
+fi
+
+# --reports: each report's commits cut on the snapshot alone, then all of
+# them in their order.
+if [ -n "$reports" ]; then
+    mkdir -p "$reports" || die "cannot make $reports"
+    mapfile -t commits < <(g rev-list --reverse snapshot..series)
+    mapfile -t rnames < <(python3 "$top/repro/harness/patchset.py" reports | tr ' ' '\n' | sed '/^$/d')
+    ((${#rnames[@]})) || die "patchset.py names no report"
+    filed=" "
+    for r in "${rnames[@]}"; do
+        fixes=$(python3 "$top/repro/harness/patchset.py" report "$r") || die "report $r: patchset.py report failed"
+        g checkout -q -B "report-$r" snapshot || die "cannot branch report-$r"
+        for i in "${!names[@]}"; do
+            [[ " $fixes " == *" ${names[i]%%.*} "* ]] || continue
+            filed+="${names[i]} "
+            if ! out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
+                       g cherry-pick --allow-empty-message "${commits[i]}" 2>&1); then
+                g cherry-pick --abort > /dev/null 2>&1
+                die "report $r: ${names[i]}.patch does not apply on the pristine snapshot without the other reports: $(grep -m2 -iE 'conflict|error' <<< "$out" | paste -sd';')"
+            fi
+        done
+        rm -rf "${reports:?}/$r" && mkdir -p "$reports/$r"
+        g format-patch -q --numbered --no-signature -o "$reports/$r" snapshot.."report-$r" || die "report $r: git format-patch failed"
+    done
+    for n in "${names[@]}"; do
+        [[ $filed == *" $n "* ]] || die "$n.patch is in no report (its fix's Report: field in patches/${n%%.*}.patch)"
+    done
+    g checkout -q -B reports-in-order snapshot || die "cannot branch reports-in-order"
+    for r in "${rnames[@]}"; do
+        if ! out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
+                   g am -q -3 "$reports/$r"/*.patch 2>&1); then
+            g am --abort > /dev/null 2>&1
+            die "report $r does not apply (git am -3) after the reports before it: $(grep -m2 -iE 'patch failed|conflict|error' <<< "$out" | paste -sd';')"
+        fi
+    done
+    echo "cut ${#rnames[@]} reports into $reports (each alone on the snapshot, and all in order)"
+    exit 0
 fi
 
 if ((!check)); then
