@@ -30,6 +30,16 @@
 #                makes (a 3-way merge: the stacked patches' context lines of
 #                fixes the set leaves out are no part of the change)
 #   compile      as above, for the set's overlay
+# and for the filing (make upstream, scripts/upstream.sh, with a test
+# identity), per report (report-NN-topic, report-confidential):
+#   author-subject  every commit by the filer, subjects <= 72 characters
+#   length       report.md at most 100 lines (and the cover at most 60)
+#   alone        git am of the report's commits, and of no other report's,
+#                on the pristine files
+#   compile      as above, for that tree
+# then reports in-order (git am of all, in their order, no 3-way), upstream
+# public-texts (no public file names smuggling) and upstream refuses-HOST
+# (a placeholder identity exits non-zero, saying why, writing nothing);
 # and fpc-series current: scripts/fpc-series.sh --check (the committed series
 # is what the generator makes of it).
 # Compiles run concurrently, at most nproc at a time.
@@ -212,6 +222,69 @@ if ((${#commits[@]} == ${#names[@]})); then
     done
 fi
 
+# The filing (make upstream, scripts/upstream.sh): each report's commits
+# git am ALONE on the pristine files and compile, all reports git am in
+# their order, every commit by the filer, subjects at most 72 characters,
+# texts within their lengths, no public file naming smuggling; and a
+# placeholder identity refused.
+reps=()
+up=$tmp/upstream
+filer="Ana Tester <ana.tester@mail.freepascal.dev>"
+if why=$("$top/scripts/upstream.sh" --author "$filer" --out "$up" 2>&1); then
+    ok upstream written
+    mapfile -t rdirs < <(find "$up/fpc" -mindepth 1 -maxdepth 1 -type d | sort; echo "$up/fpc-confidential")
+    order=()
+    for d in "${rdirs[@]}"; do
+        r=$(basename "$d")
+        mapfile -t rp < <(find "$d" -maxdepth 1 -name '*.patch' | sort)
+        if ((${#rp[@]} == 0)); then fail "report-$r" alone "no patch in ${d#"$up"/}"; continue; fi
+        order+=("${rp[@]}")
+        bad=$(for p in "${rp[@]}"; do
+                  info=$(git mailinfo /dev/null /dev/null < "$p")
+                  [ "$(sed -n 's/^Author: //p' <<< "$info") <$(sed -n 's/^Email: //p' <<< "$info")>" = "$filer" ] \
+                      || echo "$(basename "$p") is not by $filer"
+                  subject=$(sed -n 's/^Subject: //p' <<< "$info")
+                  ((${#subject} <= 72)) || echo "$(basename "$p"): subject of ${#subject} characters"
+              done | head -2 | paste -sd';')
+        [ -z "$bad" ] && ok "report-$r" author-subject || fail "report-$r" author-subject "$bad"
+        n=$(wc -l < "$d/report.md" 2>/dev/null || echo missing)
+        [[ $n =~ ^[0-9]+$ ]] && ((n <= 100)) && ok "report-$r" length || fail "report-$r" length "report.md: $n lines (at most 100)"
+        rr=$tmp/repo-report-$r
+        if pristine_repo "$rr" "${rp[@]}" > /dev/null 2>&1 \
+           && why=$(git -C "$rr" -c user.name=check -c user.email=check@localhost am -q "${rp[@]}" 2>&1); then
+            ok "report-$r" alone
+            reps+=("report-$r") compiled[report-$r]=1
+            spawn "report-$r" "$rr"
+        else
+            fail "report-$r" alone "git am on the pristine files: $(head -1 <<< "${why:-no pristine copy}")"
+        fi
+    done
+    ra=$tmp/repo-reports
+    if pristine_repo "$ra" "${order[@]}" > /dev/null 2>&1 \
+       && why=$(git -C "$ra" -c user.name=check -c user.email=check@localhost am -q "${order[@]}" 2>&1); then
+        ok reports in-order
+    else
+        fail reports in-order "git am of every report in order: $(head -1 <<< "${why:-no pristine copy}")"
+    fi
+    n=$(wc -l < "$up/fpc/cover.md" 2>/dev/null || echo missing)
+    [[ $n =~ ^[0-9]+$ ]] && ((n <= 60)) && ok upstream cover-length || fail upstream cover-length "cover.md: $n lines (at most 60)"
+    named=$(grep -rilE 'smuggl' "$up/fpc" "$up/horse" | head -2 | paste -sd' ')
+    [ -z "$named" ] && ok upstream public-texts || fail upstream public-texts "a public file names smuggling: $named"
+else
+    fail upstream written "$(tail -1 <<< "$why")"
+fi
+# A placeholder identity is refused, saying why; a good one above passed.
+for id in "Seed d772d164 maintainers <maintainers@users.noreply.a-seed-d772d164.example>" \
+          "Some One <some.one@example.org>" "Some One <12345+someone@users.noreply.github.com>"; do
+    why=$("$top/scripts/upstream.sh" --author "$id" --out "$tmp/upstream-refused" 2>&1)
+    rc=$?
+    if ((rc != 0)) && grep -q placeholder <<< "$why" && [ ! -e "$tmp/upstream-refused/fpc" ]; then
+        ok upstream "refuses-${id##*@}"
+    else
+        fail upstream "refuses-${id##*@}" "exit $rc for '$id': $(tail -1 <<< "$why")"
+    fi
+done
+
 # The committed series is what the generator makes of it.
 KIT_FPC_PATCHES=$dir "$top/scripts/fpc-series.sh" --check
 (($? == KSFT_FAIL)) && failed=1
@@ -223,7 +296,7 @@ if [ "$(cat "$tmp/stock.rc")" != 0 ]; then
     fail stock compile "stock does not compile: $(grep -m1 -E 'Error|Fatal' "$tmp/stock.log")"
 else
     messages "$tmp/stock.log" > "$tmp/stock.msg"
-    for n in "${sets[@]}" all; do
+    for n in "${sets[@]}" all "${reps[@]}"; do
         [ -n "${compiled[$n]:-}" ] || continue
         label=$n; [ "$n" = all ] && label=series
         if [ "$(cat "$tmp/$n.rc")" != 0 ]; then

@@ -17,9 +17,11 @@
 #                pristine snapshot alone, by git cherry-pick (a 3-way merge:
 #                context lines of patches of other reports are no part of
 #                it), into DIR/<report>/ as git format-patch files numbered
-#                within the report; then git am -3 of every report in their
-#                order (confidential last) on the snapshot.  A conflict is
-#                an error naming the patch and the report.
+#                within the report; then git am (no 3-way) of every report
+#                in their order (confidential last) on the snapshot: a
+#                report that does not apply there is written again with 1
+#                line of context.  A conflict is an error naming the patch
+#                or the report.
 #   --snapshot TARBALL  the FPCSource snapshot the series is cut against
 #                (default ../shared/upstream/fpcsource-1dba64b-min.tar.xz)
 #
@@ -87,7 +89,7 @@ while (($#)); do
     --reports) reports=$2; shift 2 ;;
     --from) from=$(realpath "$2"); shift 2 ;;
     --snapshot) snapshot=$2; shift 2 ;;
-    -h|--help) sed -n '2,64p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,66p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -195,19 +197,28 @@ if [ -n "$reports" ]; then
                 die "report $r: ${names[i]}.patch does not apply on the pristine snapshot without the other reports: $(grep -m2 -iE 'conflict|error' <<< "$out" | paste -sd';')"
             fi
         done
-        rm -rf "${reports:?}/$r" && mkdir -p "$reports/$r"
-        g format-patch -q --numbered --no-signature -o "$reports/$r" snapshot.."report-$r" || die "report $r: git format-patch failed"
     done
     for n in "${names[@]}"; do
         [[ $filed == *" $n "* ]] || die "$n.patch is in no report (its fix's Report: field in patches/${n%%.*}.patch)"
     done
+    # Written with git's 3 lines of context; a report that then does not
+    # git am (no 3-way: a maintainer's tree lacks the blobs) on the reports
+    # before it is written again with 1 line, which still applies alone.
     g checkout -q -B reports-in-order snapshot || die "cannot branch reports-in-order"
     for r in "${rnames[@]}"; do
-        if ! out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
-                   g am -q -3 "$reports/$r"/*.patch 2>&1); then
-            g am --abort > /dev/null 2>&1
-            die "report $r does not apply (git am -3) after the reports before it: $(grep -m2 -iE 'patch failed|conflict|error' <<< "$out" | paste -sd';')"
-        fi
+        ok=0 head=$(g rev-parse HEAD)
+        for u in 3 1; do
+            rm -rf "${reports:?}/$r" && mkdir -p "$reports/$r"
+            g format-patch -q --numbered --no-signature -U$u -o "$reports/$r" snapshot.."report-$r" \
+                || die "report $r: git format-patch failed"
+            if GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
+               g am -q "$reports/$r"/*.patch > "$tmp/am.log" 2>&1; then
+                ok=1; break
+            fi
+            g am --abort > /dev/null 2>&1; rm -rf "$repo/.git/rebase-apply"; g reset -q --hard "$head"
+        done
+        ((ok)) || die "report $r does not apply (git am) after the reports before it: $(grep -v "^hint" "$tmp/am.log" | head -3 | paste -sd";")"
+        ((u == 3)) || note "report $r: written with 1 line of context, so that it applies after the reports before it as well as alone"
     done
     echo "cut ${#rnames[@]} reports into $reports (each alone on the snapshot, and all in order)"
     exit 0
