@@ -65,7 +65,8 @@ mapfile -t hnames < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/hors
 if ((${#hnames[@]})); then
     [ -f "$horsesrc" ] || die "no Horse snapshot $horsesrc (HORSESRC=...)"
     h=$tmp/horse
-    mkdir -p "$h" "$out/horse" && tar -C "$h" -xf "$horsesrc" || die "cannot unpack $horsesrc"
+    mkdir -p "$h" "$out/horse" || die "cannot make $out/horse"
+    tar -C "$h" -xf "$horsesrc" || die "cannot unpack $horsesrc"
     hg() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C "$h" -c core.abbrev=7 \
            -c user.name="$name" -c user.email="$email" "$@"; }
     { hg init -q -b base && hg add -A && hg commit -qm "Horse ff41415"; } || die "cannot make a repository of $horsesrc"
@@ -86,7 +87,8 @@ bad=$(grep -L -F -x -e "From: $name <$email>" "$out"/fpc/*/*.patch "$out"/fpc-co
             git mailinfo /dev/null /dev/null < "$p" 2>/dev/null | grep -qx "Email: $email" || echo "$p"
         done)
 [ -z "$bad" ] || die "not authored by $name <$email>: $bad"
+count() { find "$@" -name '*.patch' | wc -l; }
 np=$(find "$out/fpc" -mindepth 1 -maxdepth 1 -type d | wc -l)
-echo "upstream: wrote ${out#"$top"/}: cover, $np public reports ($(ls "$out"/fpc/*/*.patch | wc -l) commits), fpc-confidential ($(ls "$out"/fpc-confidential/*.patch | wc -l) commits), horse ($(ls "$out"/horse/*.patch 2>/dev/null | wc -l) patches), every commit by $name <$email>"
+echo "upstream: wrote ${out#"$top"/}: cover, $np public reports ($(count "$out/fpc") commits), fpc-confidential ($(count "$out/fpc-confidential") commits), horse ($(count "$out/horse") patches), every commit by $name <$email>"
 [ -n "${KIT_URL:-}" ] || note "no KIT_URL: the texts name the kit without a link (KIT_URL=https://... make upstream)"
 exit 0

@@ -38,11 +38,12 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(TOP / "repro" / "harness"))
 import patchset  # noqa: E402
+sys.path.insert(0, str(TOP / "repro" / "report"))
+import upstream_texts  # noqa: E402
 
 TRACKER = TOP / "report"
 CONFIDENTIAL = TRACKER / "confidential"
 MIN = TOP / "repro" / "fpc" / "min"
-BISECT = TOP / "repro" / "bisect" / "results.json"
 FPCUNIT = TOP / "repro" / "fpc" / "fpcunit" / "tests.json"
 MAX_REPORT, MAX_COVER = 100, 60
 SNAPSHOT = ("trunk 3.3.1 at fpc/FPCSource 1dba64b (2026-08-22; fphttpserver.pp "
@@ -135,26 +136,14 @@ def version_322(text: str) -> str:
 
 
 def origin(text: str, defect: str) -> str:
-    """Where the defect came from, in one sentence: report/Bn.md's
-    **Origin:**, else the bisect's statement per symptom."""
-    own = section(text, "Origin")
+    """Where the defect came from, in one sentence: report/Bn.md's own
+    **Origin:** sentence where it has one (introduced or only exposed), else
+    where the bisect first saw it (upstream_texts.introduced_sentence)."""
+    own = re.sub(r"\s*Bisect:\s*$", "", section(text, "Origin")).strip()
     if own:
-        return own
-    try:
-        entries = json.loads(BISECT.read_text()).get(defect)
-    except (OSError, ValueError):
-        entries = None
-    if not entries:
-        return "Not bisected."
-    entries = entries if isinstance(entries, list) else [entries]
-    out = []
-    for e in entries:
-        st = e.get("statement", "")
-        st = re.sub(r"^Present since the oldest testable commit", "Present since the oldest commit "
-                    "where the reproducer builds and runs,", st)
-        if st and st not in out:
-            out.append(st)
-    return "; ".join(out) + "."
+        return own[0].upper() + own[1:]
+    s = upstream_texts.introduced_sentence(defect)
+    return f"{s}." if s else "Not bisected."
 
 
 def lpr_header(defect: str) -> tuple[str, list[str]]:
