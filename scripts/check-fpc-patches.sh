@@ -38,7 +38,9 @@
 #                on the pristine files
 #   compile      as above, for that tree
 # then reports in-order (git am of all, in their order, no 3-way), upstream
-# public-texts (no public file names smuggling) and upstream refuses-HOST
+# public-texts (no public file names smuggling), upstream security-files
+# (every kit file naming it is in report/confidential/ or named by its
+# README.md) and upstream refuses-HOST
 # (a placeholder identity exits non-zero, saying why, writing nothing);
 # and fpc-series current: scripts/fpc-series.sh --check (the committed series
 # is what the generator makes of it).
@@ -273,6 +275,17 @@ if why=$("$top/scripts/upstream.sh" --author "$filer" --out "$up" 2>&1); then
 else
     fail upstream written "$(tail -1 <<< "$why")"
 fi
+# Every file of the kit that names the security class is in this folder or
+# named by report/confidential/README.md (what stays out of public copies).
+conf=$top/report/confidential/README.md
+unlisted=$(cd "$top" && git ls-files -z 2>/dev/null | xargs -0 grep -ilE 'smuggl' 2>/dev/null \
+           | while read -r f; do
+                 [[ $f == report/confidential/* ]] && continue
+                 grep -qF "\`$f\`" "$conf" 2>/dev/null || echo "$f"
+             done | head -3 | paste -sd' ')
+[ -f "$conf" ] && [ -z "$unlisted" ] && ok upstream security-files \
+    || fail upstream security-files "not named in report/confidential/README.md: ${unlisted:-(no such README)}"
+
 # A placeholder identity is refused, saying why; a good one above passed.
 for id in "Seed d772d164 maintainers <maintainers@users.noreply.a-seed-d772d164.example>" \
           "Some One <some.one@example.org>" "Some One <12345+someone@users.noreply.github.com>"; do

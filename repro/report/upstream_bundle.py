@@ -90,6 +90,14 @@ KITISH = re.compile(r"Horse|\bkit\b|\bmatrix\b|repro/|tests/|patches/|results/|r
                     r"docs/|`make |server-min|\bsweep\b|evidence", re.I)
 
 
+def tracker_path(defect: str) -> Path:
+    """report/Bn.md, or report/confidential/Bn-tracker.md for a
+    security-relevant defect (as repro/report/report.py has it)."""
+    if defect in patchset.security():
+        return CONFIDENTIAL / f"{defect}-tracker.md"
+    return TRACKER / f"{defect}.md"
+
+
 def fail(msg: str) -> None:
     sys.exit(f"upstream_bundle: {msg}")
 
@@ -125,7 +133,7 @@ def head_field(text: str, field: str) -> str:
 def title_of(text: str, defect: str) -> str:
     m = re.search(rf"^# {defect}\. (.*)$", text, re.M)
     if not m:
-        fail(f"report/{defect}.md has no '# {defect}. title' line")
+        fail(f"{tracker_path(defect).relative_to(TOP)} has no '# {defect}. title' line")
     return m.group(1).strip()
 
 
@@ -186,7 +194,7 @@ def subject_of(patch: Path) -> str:
 
 def defect_block(defect: str, commits: list[tuple[Path, str]], n_cause: int, n_risk: int,
                  secret: bool) -> list[str]:
-    text = (TRACKER / f"{defect}.md").read_text()
+    text = tracker_path(defect).read_text()
     title = title_of(text, defect)
     lpr, hdr = lpr_header(defect)
     out = [f"## {defect}. {title}", "",
