@@ -621,15 +621,7 @@ def block_defects() -> str:
     return "\n".join(rows)
 
 
-# The cover's order: what a defect does to a user of the server, worst
-# first (the security-relevant ones are only counted there).
-COVER_CLASS = {
-    "hang": ("Hangs and requests never answered",
-             ["B2", "B5", "B6", "B7", "B8", "B9", "B15"]),
-    "correctness": ("Wrong, missing or misframed answers",
-                    ["B1", "B4", "B13", "B14", "B16", "B18", "B19", "B20"]),
-    "latency": ("Latency", ["B3", "B10"]),
-}
+COVER_CLASS = upstream_texts.COVER_CLASS
 
 
 def block_cover(doc: dict) -> str:

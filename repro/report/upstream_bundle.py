@@ -209,7 +209,7 @@ def defect_block(defect: str, commits: list[tuple[Path, str]], n_cause: int, n_r
         out.append(f"- **Cause.** {cause[0].upper()}{cause[1:]}")
     fixes = "; ".join(f"`{p.name}`, \"{s}\"" for p, s in commits)
     t = regression_test(defect)
-    test = f" Test: {t} (fpcunit) fails on trunk and passes with the fix." if t else ""
+    test = f" Test: {t} (fpcunit)." if t else ""
     out.append(f"- **Fix.** {fixes}.{test}")
     risk = shorten(section(text, "Risks"), n_risk)
     if risk:
@@ -260,6 +260,9 @@ def report_text(name: str, folder: Path, secret: bool) -> list[str]:
                 "attached; `git am *.patch` applies them on that trunk, with or without the other reports.",
                 "- Reproducers: the attached `bN.lpr`, each a console program using only "
                 "`fphttpserver` and the RTL: `fpc bN.lpr`, `./bN 8080`, then the Command line in another terminal.",
+                "- Tests: each defect's fpcunit test (named below) fails on trunk and passes with all "
+                "the fixes; the test unit, packages/fcl-web/tests/tcfphttpserver.pp with its runner, "
+                "follows as a commit of its own.",
                 f"- {kit_line()}", ""]
         for d in defects:
             out += defect_block(d, [c for f in fixes if table[f].defect == d for c in of_fix.get(f, [])],
@@ -271,11 +274,16 @@ def report_text(name: str, folder: Path, secret: bool) -> list[str]:
     return []
 
 
+NUMBER = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+
+
 def cover(public: list[str], out: Path) -> list[str]:
+    nsec = len(patchset.security())
     lines = ["# fphttpserver (fcl-web): connection-handling defects, with reproducers and fixes", "",
              f"To the fcl-web maintainers, for FPC's issue tracker ({TRACKER_URL}). Measured on "
              f"{SNAPSHOT}.", "",
-             "Three security-relevant defects were reported confidentially.", "",
+             f"{NUMBER.get(nsec, str(nsec)).capitalize()} security-relevant defects were reported "
+             "confidentially.", "",
              "The public reports, each a separate issue whose commits `git am` alone on that "
              "trunk (in this order, they also apply one after the other):", "",
              "| report | defects | commits |", "|---|---|---|"]
@@ -288,13 +296,14 @@ def cover(public: list[str], out: Path) -> list[str]:
                 ds.append(d)
         n = len(list((out / r).glob("*.patch")))
         lines.append(f"| [{r}]({r}/report.md): {REPORTS[r][0]} | {', '.join(ds)} | {n} |")
+    report_of = {p.defect: p.report for p in patchset.patches()}
+    lines += ["", f"What is broken, worst first (after the {NUMBER.get(nsec, str(nsec))} security-relevant defects):", ""]
+    for title, ds in upstream_texts.COVER_CLASS.values():
+        lines.append(f"- {title}: " + ", ".join(f"{d} ({report_of.get(d, '?')})" for d in ds
+                                                 if d not in patchset.security()) + ".")
     lines += ["",
-              "What is broken, by consequence: connections that hang or requests never answered "
-              "(03-persistence, 05-pool-lifecycle, 06-poll), wrong or missing answers (04-request-errors), "
-              "a hook that never runs (01-forward-connect), and ~40 ms added to every small response "
-              "on a kept-alive connection (02-small-responses).", "",
-              "Review first: 01-forward-connect (one commit, five lines), then 02-small-responses "
-              "(the latency every keep-alive client sees).", "",
+              "Review first: 01-forward-connect (one small commit, mergeable alone), then "
+              "02-small-responses (the latency every keep-alive client sees).", "",
               "Reproduce: each report attaches its reproducers (`bN.lpr`, only `fphttpserver` and the "
               "RTL): `fpc bN.lpr`, `./bN 8080`, and the report's Command line in another terminal.", "",
               f"{kit_line()}", ""]

@@ -27,6 +27,18 @@ FPCUNIT = TOP / "repro" / "fpc" / "fpcunit" / "tests.json"
 TEST_PATCHES = TOP / "patches" / "fpc" / "tests"
 
 
+# The covers' order (REPORT.md, the filing's cover.md): what a public
+# defect does to a user of the server, worst first; the security-relevant
+# ones are only counted there.
+COVER_CLASS = {
+    "hang": ("Hangs and requests never answered",
+             ["B2", "B5", "B6", "B7", "B8", "B9", "B15"]),
+    "correctness": ("Wrong, missing or misframed answers",
+                    ["B1", "B4", "B13", "B14", "B16", "B18", "B19", "B20"]),
+    "latency": ("Latency", ["B3", "B10"]),
+}
+
+
 def _json(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
