@@ -8,7 +8,10 @@
 #                 message (subject <= 72, no DEP-3 field), git am of the
 #                 stacked series, each single-fix set as build.sh applies it
 #                 equals git cherry-pick, compiles without new warnings, and
-#                 is what scripts/fpc-series.sh makes
+#                 is what scripts/fpc-series.sh makes; the filing (make
+#                 upstream): each report git am alone on pristine and
+#                 compiles, all in order, every commit by the filer, texts
+#                 within their lengths, a placeholder identity refused
 #   fpcunit       the fpcunit tests (repro/fpc/fpcunit): every defect's test
 #                 fails on stock and passes on all, Linux and win64 under Wine
 #   unit          CUnit suites of every server-min module, built against every
