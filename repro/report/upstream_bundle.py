@@ -192,8 +192,24 @@ def subject_of(patch: Path) -> str:
     return re.sub(r"^\[PATCH[^]]*\] ", "", " ".join(m.group(1).split())) if m else patch.name
 
 
+def trim(hdr: list[str]) -> list[str]:
+    """The reproducer's header lines less the Control command and the
+    notes in parentheses under a command: what a report too long keeps."""
+    out, field, depth = [], "", 0
+    for ln in hdr:
+        m = re.match(r"^([A-Z][A-Za-z]*):", ln)
+        if m:
+            field, depth = m.group(1), 0
+        elif field in ("Command", "Control") and (depth or ln.strip().startswith("(")):
+            depth += ln.count("(") - ln.count(")")
+            continue
+        if field != "Control":
+            out.append(ln)
+    return out
+
+
 def defect_block(defect: str, commits: list[tuple[Path, str]], n_cause: int, n_risk: int,
-                 secret: bool) -> list[str]:
+                 secret: bool, short: bool = False) -> list[str]:
     text = tracker_path(defect).read_text()
     title = title_of(text, defect)
     lpr, hdr = lpr_header(defect)
@@ -203,7 +219,7 @@ def defect_block(defect: str, commits: list[tuple[Path, str]], n_cause: int, n_r
         imp = shorten(section((CONFIDENTIAL / f"{defect}.md").read_text(), "Impact."), 2)
         if imp:
             out.append(f"- **Impact.** {imp}")
-    out += [f"- **Reproducer** `{lpr}` (attached):", "", "```"] + hdr + ["```"]
+    out += [f"- **Reproducer** `{lpr}` (attached):", "", "```"] + (trim(hdr) if short else hdr) + ["```"]
     cause = shorten(section(text, "Root cause"), n_cause)
     if cause:
         out.append(f"- **Cause.** {cause[0].upper()}{cause[1:]}")
@@ -247,7 +263,9 @@ def report_text(name: str, folder: Path, secret: bool) -> list[str]:
         if table[f].defect not in defects:
             defects.append(table[f].defect)
     units = sorted({m for p in patches for m in re.findall(r"^\+\+\+ b/(\S+)", p.read_text(), re.M)})
-    for n_cause, n_risk in ((3, 2), (2, 2), (2, 1), (1, 1)):
+    # Each bullet is one line: a report too long loses the risks' second
+    # sentence, then the Control commands and notes, then the risks.
+    for n_cause, n_risk, short in ((3, 2, False), (3, 1, True), (3, 0, True)):
         out = [f"# fphttpserver: {title}", ""]
         if secret:
             out += [f"For {CHANNEL}. Embargoed: please keep this issue confidential until a "
@@ -266,10 +284,10 @@ def report_text(name: str, folder: Path, secret: bool) -> list[str]:
                 f"- {kit_line()}", ""]
         for d in defects:
             out += defect_block(d, [c for f in fixes if table[f].defect == d for c in of_fix.get(f, [])],
-                                n_cause, n_risk, secret)
+                                n_cause, n_risk, secret, short)
         if len(out) <= MAX_REPORT:
             return out
-    fail(f"{name}: report.md takes {len(out)} lines even with one sentence of cause: "
+    fail(f"{name}: report.md takes {len(out)} lines even without Control commands and risks: "
          f"shorten report/B*.md (at most {MAX_REPORT} lines)")
     return []
 
@@ -298,9 +316,14 @@ def cover(public: list[str], out: Path) -> list[str]:
         lines.append(f"| [{r}]({r}/report.md): {REPORTS[r][0]} | {', '.join(ds)} | {n} |")
     report_of = {p.defect: p.report for p in patchset.patches()}
     lines += ["", f"What is broken, worst first (after the {NUMBER.get(nsec, str(nsec))} security-relevant defects):", ""]
-    for title, ds in upstream_texts.COVER_CLASS.values():
-        lines.append(f"- {title}: " + ", ".join(f"{d} ({report_of.get(d, '?')})" for d in ds
-                                                 if d not in patchset.security()) + ".")
+    filed = [d for d in report_of if d not in patchset.security()]
+    placed = [d for _, ds in upstream_texts.COVER_CLASS.values() for d in ds]
+    classes = list(upstream_texts.COVER_CLASS.values())
+    classes += [(upstream_texts.OTHER_CLASS, [d for d in filed if d not in placed])]
+    for title, ds in classes:
+        ds = [d for d in ds if d in filed]
+        if ds:
+            lines.append(f"- {title}: " + ", ".join(f"{d} ({report_of[d]})" for d in ds) + ".")
     lines += ["",
               "Review first: 01-forward-connect (one small commit, mergeable alone), then "
               "02-small-responses (the latency every keep-alive client sees).", "",

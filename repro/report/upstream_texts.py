@@ -35,8 +35,9 @@ COVER_CLASS = {
              ["B2", "B5", "B6", "B7", "B8", "B9", "B15"]),
     "correctness": ("Wrong, missing or misframed answers",
                     ["B1", "B4", "B13", "B14", "B16", "B18", "B19", "B20"]),
-    "latency": ("Latency", ["B3", "B10"]),
+    "latency": ("Latency", ["B3", "B10", "B21"]),
 }
+OTHER_CLASS = "Not yet placed (upstream_texts.COVER_CLASS)"
 
 
 def _json(path: Path) -> dict:
