@@ -40,7 +40,9 @@
 # then reports in-order (git am of all, in their order, no 3-way), upstream
 # public-texts (no public file names smuggling), upstream security-files
 # (every kit file naming it is in report/confidential/ or named by its
-# README.md) and upstream refuses-HOST
+# README.md), upstream refuses-HOST (placeholder identities),
+# refuses-git-config-none and -placeholder (no --author: git config's
+# identity, none or a placeholder) and refuses-malformed
 # (a placeholder identity exits non-zero, saying why, writing nothing);
 # and fpc-series current: scripts/fpc-series.sh --check (the committed series
 # is what the generator makes of it).
@@ -290,13 +292,36 @@ unlisted=$(cd "$top" && git ls-files -z 2>/dev/null | xargs -0 grep -ilE 'smuggl
 for id in "Seed d772d164 maintainers <maintainers@users.noreply.a-seed-d772d164.example>" \
           "Some One <some.one@example.org>" "Some One <12345+someone@users.noreply.github.com>"; do
     why=$("$top/scripts/upstream.sh" --author "$id" --out "$tmp/upstream-refused" 2>&1)
-    rc=$?
+    rc=$? host=${id##*@}
     if ((rc != 0)) && grep -q placeholder <<< "$why" && [ ! -e "$tmp/upstream-refused/fpc" ]; then
-        ok upstream "refuses-${id##*@}"
+        ok upstream "refuses-${host%>}"
     else
-        fail upstream "refuses-${id##*@}" "exit $rc for '$id': $(tail -1 <<< "$why")"
+        fail upstream "refuses-${host%>}" "exit $rc for '$id': $(tail -1 <<< "$why")"
     fi
 done
+
+# Without --author, git config's identity: refused when there is none, or
+# when it is a placeholder (a global config of the test's own; skipped where
+# the repository's own config names a user).
+if [ -z "$(git -C "$top" config --local user.email 2>/dev/null)" ]; then
+    printf '[user]\n\tname = Seed maintainers\n\temail = maintainers@users.noreply.seed.example\n' > "$tmp/gitconfig"
+    for case in none:/dev/null placeholder:$tmp/gitconfig; do
+        why=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=${case#*:} "$top/scripts/upstream.sh" --out "$tmp/upstream-refused" 2>&1)
+        rc=$?
+        want=$([ "${case%%:*}" = none ] && echo "no author" || echo placeholder)
+        if ((rc != 0)) && grep -q "$want" <<< "$why" && [ ! -e "$tmp/upstream-refused/fpc" ]; then
+            ok upstream "refuses-git-config-${case%%:*}"
+        else
+            fail upstream "refuses-git-config-${case%%:*}" "exit $rc: $(tail -1 <<< "$why")"
+        fi
+    done
+else
+    test_skip "fpc-patch upstream refuses-git-config" "this repository's own git config names a user"
+fi
+why=$("$top/scripts/upstream.sh" --author "Ana Tester" --out "$tmp/upstream-refused" 2>&1)
+rc=$?
+((rc != 0)) && grep -q "not of the form" <<< "$why" && ok upstream refuses-malformed \
+    || fail upstream refuses-malformed "exit $rc for 'Ana Tester': $(tail -1 <<< "$why")"
 
 # The committed series is what the generator makes of it.
 KIT_FPC_PATCHES=$dir "$top/scripts/fpc-series.sh" --check
