@@ -58,7 +58,7 @@ TRACKER_URL = "https://gitlab.com/freepascal.org/fpc/source/-/issues"
 REPORTS = {
     "01-forward-connect": (
         "OnAllowConnect is never called",
-        "One line of DoOnAllowConnect: the user's handler is stored and read "
+        "A few lines in DoOnAllowConnect: the user's handler is stored and read "
         "nowhere since the connection cap. Small, self-contained, mergeable alone."),
     "02-small-responses": (
         "small responses on a kept-alive connection wait ~40 ms for the peer's delayed ACK",
