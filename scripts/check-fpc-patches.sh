@@ -234,7 +234,14 @@ fi
 reps=()
 up=$tmp/upstream
 filer="Ana Tester <ana.tester@mail.freepascal.dev>"
-if why=$("$top/scripts/upstream.sh" --author "$filer" --out "$up" 2>&1); then
+need=""
+for f in "${KIT_FPC_SNAPSHOT:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}" \
+         "${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz}"; do
+    [ -e "$f" ] || need+=" $f"
+done
+if [ -n "$need" ]; then
+    test_skip "fpc-patch upstream" "make upstream needs the snapshots:$need"
+elif why=$("$top/scripts/upstream.sh" --author "$filer" --out "$up" 2>&1); then
     ok upstream written
     mapfile -t rdirs < <(find "$up/fpc" -mindepth 1 -maxdepth 1 -type d | sort; echo "$up/fpc-confidential")
     order=()
