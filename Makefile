@@ -47,7 +47,7 @@ include mk/tools.mk
 
 SERVERS = $(foreach v,$(VARIANTS) $(PAIRS),build/$(v)/server-min)
 
-.PHONY: all servers tools sanitizers repro check test test-build test-repeat deps test-deps real-servers clean report fuzz fpc sweep hazards conformance
+.PHONY: all servers tools sanitizers repro check test test-build test-repeat deps test-deps real-servers clean report upstream fuzz fpc sweep hazards conformance
 .DELETE_ON_ERROR:
 
 all: servers tools
@@ -161,6 +161,13 @@ hazards: deps
 conformance:
 	@$(MAKE) --no-print-directory real-servers
 	tests/hostile/conformance.sh
+
+# The filing bundle (results/upstream/: FPC's cover and reports, the
+# confidential report, the Horse patches), every commit by AUTHOR="Name
+# <address>" or git config's identity, a placeholder one refused
+# (scripts/upstream.sh).
+upstream:
+	scripts/upstream.sh $(if $(AUTHOR),--author "$(AUTHOR)")
 
 # Rewrite REPORT.md's generated parts (and docs/latency.png) from the
 # latest `make repro` run.

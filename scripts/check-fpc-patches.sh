@@ -8,10 +8,13 @@
 #   form         git format-patch form: From <sha> Mon Sep 17 00:00:00 2001,
 #                From:, Date:, Subject: [PATCH], body, ---, diffstat,
 #                diff --git with index lines
-#   message      upstream's form, as FPC's history writes it: the subject
-#                starts with the package ("fcl-web: "), the body carries no
-#                DEP-3 field (those stay in the model's patches/<name>.patch),
-#                the author is not a placeholder address
+#   message      a contributor's commit for FPC: the subject names the
+#                package ("fcl-web: ") in at most 72 characters, the body
+#                carries no DEP-3 field (those stay in the model's
+#                patches/<name>.patch).  (FPC's own commits are mostly a
+#                subject alone starting with "* "; a body explains a
+#                contributor's change.  The author here is the kit's working
+#                identity: make upstream re-authors every commit.)
 # then for the series:
 #   series-file  series and folder agree
 #   in-order     git am of the whole series into a throwaway git repository
@@ -27,6 +30,20 @@
 #                makes (a 3-way merge: the stacked patches' context lines of
 #                fixes the set leaves out are no part of the change)
 #   compile      as above, for the set's overlay
+# and for the filing (make upstream, scripts/upstream.sh, with a test
+# identity), per report (report-NN-topic, report-confidential):
+#   author-subject  every commit by the filer, subjects <= 72 characters
+#   length       report.md at most 100 lines (and the cover at most 60)
+#   alone        git am of the report's commits, and of no other report's,
+#                on the pristine files
+#   compile      as above, for that tree
+# then reports in-order (git am of all, in their order, no 3-way), upstream
+# public-texts (no public file names smuggling), upstream security-files
+# (every kit file naming it is in report/confidential/ or named by its
+# README.md), upstream refuses-HOST (placeholder identities),
+# refuses-git-config-none and -placeholder (no --author: git config's
+# identity, none or a placeholder) and refuses-malformed
+# (a placeholder identity exits non-zero, saying why, writing nothing);
 # and fpc-series current: scripts/fpc-series.sh --check (the committed series
 # is what the generator makes of it), and nodelay-guard:
 # scripts/check-nodelay-guard.py (set-tcp-nodelay's identifiers are declared,
@@ -84,12 +101,14 @@ check_form() {
     }'
 }
 
-# check_message PATCH: prints why the commit message is not upstream's form.
+# check_message PATCH: prints why the commit message is not in the form
+# the message check above describes.
 check_message() {
-    local p=$1 info
+    local p=$1 info subject
     info=$(git mailinfo "$tmp/msg" /dev/null < "$p" 2>/dev/null) || { echo "git mailinfo cannot read it"; return; }
-    grep -q '^Subject: [a-z][a-z0-9-]*: [^ ]' <<< "$info" || echo "the subject does not start with the package (fcl-web: ...): $(sed -n 's/^Subject: //p' <<< "$info")"
-    grep -qE "^Email: .*$KIT_PLACEHOLDER_EMAIL" <<< "$info" && echo "the author is a placeholder: $(sed -n 's/^Email: //p' <<< "$info")"
+    subject=$(sed -n 's/^Subject: //p' <<< "$info")
+    grep -q '^Subject: [a-z][a-z0-9-]*: [^ ]' <<< "$info" || echo "the subject does not start with the package (fcl-web: ...): $subject"
+    ((${#subject} <= 72)) || echo "the subject has ${#subject} characters (at most 72): $subject"
     grep -nE "$KIT_DEP3_FIELDS" "$tmp/msg" | head -2 | sed 's/^/a DEP-3 field in the message, line /'
 }
 
@@ -209,6 +228,110 @@ if ((${#commits[@]} == ${#names[@]})); then
     done
 fi
 
+# The filing (make upstream, scripts/upstream.sh): each report's commits
+# git am ALONE on the pristine files and compile, all reports git am in
+# their order, every commit by the filer, subjects at most 72 characters,
+# texts within their lengths, no public file naming smuggling; and a
+# placeholder identity refused.
+reps=()
+up=$tmp/upstream
+filer="Ana Tester <ana.tester@mail.freepascal.dev>"
+need=""
+for f in "${KIT_FPC_SNAPSHOT:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}" \
+         "${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz}"; do
+    [ -e "$f" ] || need+=" $f"
+done
+if [ -n "$need" ]; then
+    test_skip "fpc-patch upstream" "make upstream needs the snapshots:$need"
+elif why=$("$top/scripts/upstream.sh" --author "$filer" --out "$up" 2>&1); then
+    ok upstream written
+    mapfile -t rdirs < <(find "$up/fpc" -mindepth 1 -maxdepth 1 -type d | sort; echo "$up/fpc-confidential")
+    order=()
+    for d in "${rdirs[@]}"; do
+        r=$(basename "$d")
+        mapfile -t rp < <(find "$d" -maxdepth 1 -name '*.patch' | sort)
+        if ((${#rp[@]} == 0)); then fail "report-$r" alone "no patch in ${d#"$up"/}"; continue; fi
+        order+=("${rp[@]}")
+        bad=$(for p in "${rp[@]}"; do
+                  info=$(git mailinfo /dev/null /dev/null < "$p")
+                  [ "$(sed -n 's/^Author: //p' <<< "$info") <$(sed -n 's/^Email: //p' <<< "$info")>" = "$filer" ] \
+                      || echo "$(basename "$p") is not by $filer"
+                  subject=$(sed -n 's/^Subject: //p' <<< "$info")
+                  ((${#subject} <= 72)) || echo "$(basename "$p"): subject of ${#subject} characters"
+              done | head -2 | paste -sd';')
+        [ -z "$bad" ] && ok "report-$r" author-subject || fail "report-$r" author-subject "$bad"
+        n=$(wc -l < "$d/report.md" 2>/dev/null || echo missing)
+        [[ $n =~ ^[0-9]+$ ]] && ((n <= 100)) && ok "report-$r" length || fail "report-$r" length "report.md: $n lines (at most 100)"
+        rr=$tmp/repo-report-$r
+        if pristine_repo "$rr" "${rp[@]}" > /dev/null 2>&1 \
+           && why=$(git -C "$rr" -c user.name=check -c user.email=check@localhost am -q "${rp[@]}" 2>&1); then
+            ok "report-$r" alone
+            reps+=("report-$r") compiled[report-$r]=1
+            spawn "report-$r" "$rr"
+        else
+            fail "report-$r" alone "git am on the pristine files: $(head -1 <<< "${why:-no pristine copy}")"
+        fi
+    done
+    ra=$tmp/repo-reports
+    if pristine_repo "$ra" "${order[@]}" > /dev/null 2>&1 \
+       && why=$(git -C "$ra" -c user.name=check -c user.email=check@localhost am -q "${order[@]}" 2>&1); then
+        ok reports in-order
+    else
+        fail reports in-order "git am of every report in order: $(head -1 <<< "${why:-no pristine copy}")"
+    fi
+    n=$(wc -l < "$up/fpc/cover.md" 2>/dev/null || echo missing)
+    [[ $n =~ ^[0-9]+$ ]] && ((n <= 60)) && ok upstream cover-length || fail upstream cover-length "cover.md: $n lines (at most 60)"
+    named=$(grep -rilE 'smuggl' "$up/fpc" "$up/horse" | head -2 | paste -sd' ')
+    [ -z "$named" ] && ok upstream public-texts || fail upstream public-texts "a public file names smuggling: $named"
+else
+    fail upstream written "$(tail -1 <<< "$why")"
+fi
+# Every file of the kit that names the security class is in this folder or
+# named by report/confidential/README.md (what stays out of public copies).
+conf=$top/report/confidential/README.md
+unlisted=$(cd "$top" && git ls-files -z 2>/dev/null | xargs -0 grep -ilE 'smuggl' 2>/dev/null \
+           | while read -r f; do
+                 [[ $f == report/confidential/* ]] && continue
+                 grep -qF "\`$f\`" "$conf" 2>/dev/null || echo "$f"
+             done | head -3 | paste -sd' ')
+[ -f "$conf" ] && [ -z "$unlisted" ] && ok upstream security-files \
+    || fail upstream security-files "not named in report/confidential/README.md: ${unlisted:-(no such README)}"
+
+# A placeholder identity is refused, saying why; a good one above passed.
+for id in "Seed d772d164 maintainers <maintainers@users.noreply.a-seed-d772d164.example>" \
+          "Some One <some.one@example.org>" "Some One <12345+someone@users.noreply.github.com>"; do
+    why=$("$top/scripts/upstream.sh" --author "$id" --out "$tmp/upstream-refused" 2>&1)
+    rc=$? host=${id##*@}
+    if ((rc != 0)) && grep -q placeholder <<< "$why" && [ ! -e "$tmp/upstream-refused/fpc" ]; then
+        ok upstream "refuses-${host%>}"
+    else
+        fail upstream "refuses-${host%>}" "exit $rc for '$id': $(tail -1 <<< "$why")"
+    fi
+done
+
+# Without --author, git config's identity: refused when there is none, or
+# when it is a placeholder (a global config of the test's own; skipped where
+# the repository's own config names a user).
+if [ -z "$(git -C "$top" config --local user.email 2>/dev/null)" ]; then
+    printf '[user]\n\tname = Seed maintainers\n\temail = maintainers@users.noreply.seed.example\n' > "$tmp/gitconfig"
+    for case in none:/dev/null placeholder:$tmp/gitconfig; do
+        why=$(GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=${case#*:} "$top/scripts/upstream.sh" --out "$tmp/upstream-refused" 2>&1)
+        rc=$?
+        want=$([ "${case%%:*}" = none ] && echo "no author" || echo placeholder)
+        if ((rc != 0)) && grep -q "$want" <<< "$why" && [ ! -e "$tmp/upstream-refused/fpc" ]; then
+            ok upstream "refuses-git-config-${case%%:*}"
+        else
+            fail upstream "refuses-git-config-${case%%:*}" "exit $rc: $(tail -1 <<< "$why")"
+        fi
+    done
+else
+    test_skip "fpc-patch upstream refuses-git-config" "this repository's own git config names a user"
+fi
+why=$("$top/scripts/upstream.sh" --author "Ana Tester" --out "$tmp/upstream-refused" 2>&1)
+rc=$?
+((rc != 0)) && grep -q "not of the form" <<< "$why" && ok upstream refuses-malformed \
+    || fail upstream refuses-malformed "exit $rc for 'Ana Tester': $(tail -1 <<< "$why")"
+
 # The committed series is what the generator makes of it.
 KIT_FPC_PATCHES=$dir "$top/scripts/fpc-series.sh" --check
 (($? == KSFT_FAIL)) && failed=1
@@ -224,7 +347,7 @@ if [ "$(cat "$tmp/stock.rc")" != 0 ]; then
     fail stock compile "stock does not compile: $(grep -m1 -E 'Error|Fatal' "$tmp/stock.log")"
 else
     messages "$tmp/stock.log" > "$tmp/stock.msg"
-    for n in "${sets[@]}" all; do
+    for n in "${sets[@]}" all "${reps[@]}"; do
         [ -n "${compiled[$n]:-}" ] || continue
         label=$n; [ "$n" = all ] && label=series
         if [ "$(cat "$tmp/$n.rc")" != 0 ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/fpc-series.sh [--check] [--keep DIR | --from DIR] [--snapshot TARBALL]
+# scripts/fpc-series.sh [--check | --reports DIR] [--keep DIR | --from DIR] [--snapshot TARBALL]
 # - cut the Pascal series (patches/fpc/) as upstream takes it: one commit
 # per patch, each on the result of the one before, written by git
 # format-patch.
@@ -11,6 +11,17 @@
 #                series, tag snapshot), to edit the commits there
 #   --from DIR   take the commits snapshot..series of such a repository
 #                (one per patch, in series order) instead of the patch files
+#   --reports DIR  write nothing in patches/fpc: cut each upstream report's
+#                commits (repro/harness/patchset.py reports; a report holds
+#                the Pascal patches of its fixes, Report: field) on the
+#                pristine snapshot alone, by git cherry-pick (a 3-way merge:
+#                context lines of patches of other reports are no part of
+#                it), into DIR/<report>/ as git format-patch files numbered
+#                within the report; then git am (no 3-way) of every report
+#                in their order (confidential last) on the snapshot: a
+#                report that does not apply there is written again with 1
+#                line of context.  A conflict is an error naming the patch
+#                or the report.
 #   --snapshot TARBALL  the FPCSource snapshot the series is cut against
 #                (default ../shared/upstream/fpcsource-1dba64b-min.tar.xz)
 #
@@ -26,9 +37,10 @@
 # every Pascal patch belongs to the fix named before its first dot.
 #
 # Author: KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, else git config user.name
-# and user.email of this repository; neither is an error, and so is a
-# placeholder address (example.org/.com/.net, localhost, the kit's old
-# fphttpserver-kit@ one).  Dates: each patch keeps the date of its
+# and user.email of this repository; neither is an error.  A placeholder
+# address is the working series' business only: the filing (make upstream,
+# scripts/upstream.sh) cuts it again with the filer's identity and refuses
+# a placeholder one.  Dates: each patch keeps the date of its
 # Date: header, as git commit --amend keeps a commit's author date (edit it
 # there, or set KIT_PATCH_DATE, any git date, for every patch); a patch file
 # without one gets the time of the run.  The
@@ -67,16 +79,17 @@ die() {
     if ((check)); then test_fail "fpc-series current" "$*"; else echo "$kit_name: $*" >&2; fi
     exit 1
 }
-keep="" from=""
+keep="" from="" reports=""
 snapshot=${KIT_FPC_SNAPSHOT:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}
 dir=${KIT_FPC_PATCHES:-$top/patches/fpc}
 while (($#)); do
     case $1 in
     --check) check=1; shift ;;
     --keep) keep=$2; shift 2 ;;
+    --reports) reports=$2; shift 2 ;;
     --from) from=$(realpath "$2"); shift 2 ;;
     --snapshot) snapshot=$2; shift 2 ;;
-    -h|--help) sed -n '2,55p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,66p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
@@ -162,6 +175,53 @@ for i in "${!names[@]}"; do mv "$tmp/out/${made[i]}" "$tmp/out/${names[i]}.patch
 } > "$tmp/out/series"
 if [ -n "$keep" ]; then
     rm -rf "$keep" && mkdir -p "$(dirname "$keep")" && cp -a "$repo" "$keep" && echo "kept the repository in $keep"
+fi
+
+# --reports: each report's commits cut on the snapshot alone, then all of
+# them in their order.
+if [ -n "$reports" ]; then
+    mkdir -p "$reports" || die "cannot make $reports"
+    mapfile -t commits < <(g rev-list --reverse snapshot..series)
+    mapfile -t rnames < <(python3 "$top/repro/harness/patchset.py" reports | tr ' ' '\n' | sed '/^$/d')
+    ((${#rnames[@]})) || die "patchset.py names no report"
+    filed=" "
+    for r in "${rnames[@]}"; do
+        fixes=$(python3 "$top/repro/harness/patchset.py" report "$r") || die "report $r: patchset.py report failed"
+        g checkout -q -B "report-$r" snapshot || die "cannot branch report-$r"
+        for i in "${!names[@]}"; do
+            [[ " $fixes " == *" ${names[i]%%.*} "* ]] || continue
+            filed+="${names[i]} "
+            if ! out=$(GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
+                       g cherry-pick --allow-empty-message "${commits[i]}" 2>&1); then
+                g cherry-pick --abort > /dev/null 2>&1
+                die "report $r: ${names[i]}.patch does not apply on the pristine snapshot without the other reports: $(grep -m2 -iE 'conflict|error' <<< "$out" | paste -sd';')"
+            fi
+        done
+    done
+    for n in "${names[@]}"; do
+        [[ $filed == *" $n "* ]] || die "$n.patch is in no report (its fix's Report: field in patches/${n%%.*}.patch)"
+    done
+    # Written with git's 3 lines of context; a report that then does not
+    # git am (no 3-way: a maintainer's tree lacks the blobs) on the reports
+    # before it is written again with 1 line, which still applies alone.
+    g checkout -q -B reports-in-order snapshot || die "cannot branch reports-in-order"
+    for r in "${rnames[@]}"; do
+        ok=0 head=$(g rev-parse HEAD)
+        for u in 3 1; do
+            rm -rf "${reports:?}/$r" && mkdir -p "$reports/$r"
+            g format-patch -q --numbered --no-signature -U$u -o "$reports/$r" snapshot.."report-$r" \
+                || die "report $r: git format-patch failed"
+            if GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email GIT_COMMITTER_DATE="$SNAP_DATE" \
+               g am -q "$reports/$r"/*.patch > "$tmp/am.log" 2>&1; then
+                ok=1; break
+            fi
+            g am --abort > /dev/null 2>&1; rm -rf "$repo/.git/rebase-apply"; g reset -q --hard "$head"
+        done
+        ((ok)) || die "report $r does not apply (git am) after the reports before it: $(grep -v "^hint" "$tmp/am.log" | head -3 | paste -sd";")"
+        ((u == 3)) || note "report $r: written with 1 line of context, so that it applies after the reports before it as well as alone"
+    done
+    echo "cut ${#rnames[@]} reports into $reports (each alone on the snapshot, and all in order)"
+    exit 0
 fi
 
 if ((!check)); then

@@ -16,20 +16,27 @@ kit_name=${kit_name:-$(basename "$0" .sh)}
 die()  { echo "$kit_name: $*" >&2; exit 1; }
 
 # The Pascal series' commit messages are upstream's form: these DEP-3 fields
-# (and the kit's own) stay in the model's quilt patches, and the author is
-# somebody (kit_patch_author: scripts/fpc-series.sh, repro/fpc/fpcunit/mkpatch.sh,
+# (and the kit's own) stay in the model's quilt patches
+# (scripts/fpc-series.sh, repro/fpc/fpcunit/mkpatch.sh,
 # scripts/check-fpc-patches.sh).
-KIT_DEP3_FIELDS='^(Description|Subject|Origin|Bug|Bug-[A-Za-z]+|Forwarded|Author|From|Reviewed-by|Acked-by|Last-Update|Applied-Upstream|Defect|Needs|Upstream-Routine): '
-KIT_PLACEHOLDER_EMAIL='(fphttpserver-kit@|@example\.(org|com|net)$|@localhost$|@[^.]*$)'
+KIT_DEP3_FIELDS='^(Description|Subject|Origin|Bug|Bug-[A-Za-z]+|Forwarded|Author|From|Reviewed-by|Acked-by|Last-Update|Applied-Upstream|Defect|Needs|Upstream-Routine|Report|Security): '
+# An address nobody can commit or credit: the reserved top-level domains
+# (RFC 2606/6761: .example, .invalid, .test, .localhost), example.com/.org/
+# .net and their subdomains, no-reply hosts and mailboxes
+# (users.noreply.github.com), a host without a dot, the kit's old
+# fphttpserver-kit@ one.
+KIT_PLACEHOLDER_EMAIL='(fphttpserver-kit@|@(.+\.)?example\.(org|com|net)$|\.(example|invalid|test|localhost)$|@localhost$|@[^.]*$|@(.+[.-])?no-?reply[.-]|^no-?reply@)'
 
 note() { echo "$kit_name: $*" >&2; }
 
-# kit_patch_author [PATCH]: the author of the kit's upstream commits, in
-# kit_author_name and kit_author_email: KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL,
-# else git config user.name and user.email of the kit's repository; with
-# PATCH (a --check), that patch's own From: (git mailinfo), so that the
-# comparison is with what its author would get.  Neither, or a placeholder
-# address: returns 1 with the reason in kit_author_why.
+# kit_patch_author [PATCH]: the author of the kit's working series
+# (patches/fpc, patches/fpc/tests), in kit_author_name and kit_author_email:
+# KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, else git config user.name and
+# user.email of the kit's repository; with PATCH (a --check), that patch's
+# own From: (git mailinfo), so that the comparison is with what its author
+# would get.  Neither: returns 1 with the reason in kit_author_why.  A
+# placeholder is allowed here: the filing (scripts/upstream.sh) re-authors
+# every commit and refuses one (kit_filing_author).
 kit_patch_author() {
     local top info
     top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,8 +51,36 @@ kit_patch_author() {
     fi
     if [ -z "$kit_author_name" ] || [ -z "$kit_author_email" ]; then
         kit_author_why="no author: set KIT_AUTHOR_NAME and KIT_AUTHOR_EMAIL, or git config user.name and user.email"
-    elif grep -Eq "$KIT_PLACEHOLDER_EMAIL" <<< "$kit_author_email"; then
-        kit_author_why="author e-mail $kit_author_email is a placeholder; set KIT_AUTHOR_EMAIL or git config user.email"
+    fi
+    [ -z "$kit_author_why" ]
+}
+
+# kit_filing_author [IDENTITY]: the author of the commits the kit files
+# upstream, from IDENTITY ("Name <address>") or else git config user.name
+# and user.email, in kit_author_name and kit_author_email.  Empty, malformed
+# or a placeholder address (KIT_PLACEHOLDER_EMAIL): returns 1 with the
+# reason in kit_author_why.
+kit_filing_author() {
+    local top id=${1:-}
+    top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    kit_author_name="" kit_author_email="" kit_author_why=""
+    if [ -n "$id" ]; then
+        if [[ $id =~ ^[[:space:]]*([^<>]*[^<>[:space:]])[[:space:]]*\<([^<>[:space:]]+@[^<>[:space:]]+)\>[[:space:]]*$ ]]; then
+            kit_author_name=${BASH_REMATCH[1]} kit_author_email=${BASH_REMATCH[2]}
+        else
+            kit_author_why="AUTHOR '$id' is not of the form 'Name <address>'"
+            return 1
+        fi
+    else
+        kit_author_name=$(git -C "$top" config user.name 2>/dev/null)
+        kit_author_email=$(git -C "$top" config user.email 2>/dev/null)
+        if [ -z "$kit_author_name" ] || [ -z "$kit_author_email" ]; then
+            kit_author_why="no author: give AUTHOR=\"Name <address>\", or set git config user.name and user.email"
+            return 1
+        fi
+    fi
+    if grep -Eiq "$KIT_PLACEHOLDER_EMAIL" <<< "$kit_author_email"; then
+        kit_author_why="the author's address $kit_author_email is a placeholder (a reserved or example domain, a no-reply host, localhost): FPC cannot commit or credit it; give AUTHOR=\"Name <address>\" with your own address"
     fi
     [ -z "$kit_author_why" ]
 }

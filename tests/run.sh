@@ -4,11 +4,14 @@
 # Steps, each printing kselftest-style 'TEST: name [ OK ]' / '[FAIL]' /
 # '[SKIP]' lines (a step exits 0 pass, 1 fail, 4 skip):
 #   patches       C series: each patch applies alone and in order, DEP-3 form
-#   fpc-patches   Pascal series (patches/fpc): git am form, FPC's message
-#                 form (no DEP-3 field, no placeholder author), git am of the
+#   fpc-patches   Pascal series (patches/fpc): git am form, a contributor's
+#                 message (subject <= 72, no DEP-3 field), git am of the
 #                 stacked series, each single-fix set as build.sh applies it
 #                 equals git cherry-pick, compiles without new warnings, and
-#                 is what scripts/fpc-series.sh makes
+#                 is what scripts/fpc-series.sh makes; the filing (make
+#                 upstream): each report git am alone on pristine and
+#                 compiles, all in order, every commit by the filer, texts
+#                 within their lengths, a placeholder identity refused
 #   fpcunit       the fpcunit tests (repro/fpc/fpcunit): every defect's test
 #                 fails on stock and passes on all, Linux and win64 under Wine
 #   unit          CUnit suites of every server-min module, built against every

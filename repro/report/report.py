@@ -35,6 +35,17 @@ TOP = kit.TOP
 REPORT = TOP / "REPORT.md"
 CLAIMS = TOP / "REPORT.claims.json"   # the report's structural claims, per row
 TRACKER = TOP / "report"              # one ready-to-file text per defect
+APPENDIX = TRACKER / "APPENDIX.md"    # what the cover leaves out: matrix, Horse, model, sweeps
+CONFIDENTIAL = TRACKER / "confidential"   # the security-relevant defects' texts
+
+
+def tracker_path(defect: str) -> Path:
+    """A defect's tracker text: report/Bn.md, or, for a security-relevant
+    one (Security: field), report/confidential/Bn-tracker.md, which stays
+    out of any public copy until FPC has released a fix."""
+    if defect in patchset.security():
+        return CONFIDENTIAL / f"{defect}-tracker.md"
+    return TRACKER / f"{defect}.md"
 DOCS = TOP / "docs"
 REF = TOP / "captures" / "reference"
 DEFECTS = kit.DEFECTS
@@ -133,8 +144,10 @@ def block_matrix(doc: dict) -> str:
                  f"{env.get('kernel')} ({env.get('machine')}, {env.get('cpus')} CPUs), "
                  f"strace: {'yes' if doc.get('strace') else 'no'}, captures: "
                  f"{', '.join(doc['capture']) if doc.get('capture') else 'skipped (' + str(doc.get('capture_skipped')) + ')'}.")
-    for d, why in sec.items():
-        lines.append(f"{d}* is security-relevant: {why}.")
+    if sec:
+        lines.append(f"{', '.join(d + '*' for d in sec)}: security-relevant, reported confidentially "
+                     f"(their texts are in report/confidential/, out of any public copy until FPC has "
+                     f"released a fix).")
     lines.append("The structural claims of this table (verdicts and counts, no timings) "
                  "are in `REPORT.claims.json`; `make test` compares them with a fresh run.")
     return "\n".join(lines)
@@ -500,12 +513,13 @@ def block_windows(doc: dict) -> str:
 
 def texts() -> list[Path]:
     """Every text with generated blocks, REPORT.md first."""
-    return ([REPORT] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
+    return ([REPORT, APPENDIX] + sorted(TRACKER.glob("B*.md")) + sorted((TRACKER / "evidence").glob("B*.md"))
+            + sorted(CONFIDENTIAL.glob("B*-tracker.md")) + sorted(CONFIDENTIAL.glob("B*-evidence.md"))
             + sorted((TRACKER / "horse").glob("H*.md")) + [TRACKER / "conformance.md"])
 
 
 def title_of(defect: str) -> str:
-    text = (TRACKER / f"{defect}.md").read_text()
+    text = tracker_path(defect).read_text()
     m = re.search(rf"^# {defect}\. (.*)$", text, re.M)
     return m.group(1) if m else "?"
 
@@ -514,6 +528,9 @@ def title_of(defect: str) -> str:
 # missing keep-alive.
 NA_322 = {"B19": "cannot arise (no MaxLiveConnectionCount, so no 503)",
           "B21": "cannot arise (no tmPolled)"}
+# Where 3.2.2's reproducer fails by another defect's symptom, not this one's.
+OTHER_322 = {"B2": "not affected as such: it has no keep-alive loop and closes after the first "
+                   "response (B4's symptom), so the pipelined requests after it go unanswered there too"}
 
 
 def version_322(doc: dict, defect: str) -> str:
@@ -523,6 +540,8 @@ def version_322(doc: dict, defect: str) -> str:
         return "not measured in this run"
     if row["verdicts"][defect]["state"] == "n/a" and defect in NA_322:
         return NA_322[defect]
+    if row["verdicts"][defect]["state"] == "reproduced" and defect in OTHER_322:
+        return OTHER_322[defect]
     return {"reproduced": "affected", "fixed": "not affected",
             "n/a": "cannot arise (no keep-alive)"}.get(row["verdicts"][defect]["state"],
                                                       row["verdicts"][defect]["state"])
@@ -592,12 +611,39 @@ def block_defects() -> str:
     """The cover letter's list: one line per defect, its texts and fix."""
     rows = ["| defect | introduced | fix (`patches/fpc/`) | tracker text | evidence |", "|---|---|---|---|---|"]
     for d in DEFECTS:
+        if d in patchset.security():
+            rows.append(f"| {d}. security-relevant: reported confidentially | | | | |")
+            continue
         fixes = [p.name for p in patchset.patches() if p.defect == d]
         st = upstream_texts.introduced_short(d)
-        sec = " (security-relevant)" if d in patchset.security() else ""
-        rows.append(f"| {d}. {title_of(d)}{sec} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
+        rows.append(f"| {d}. {title_of(d)} | {st} | {', '.join(f'`{f}`' for f in fixes)} "
                     f"| [report/{d}.md](report/{d}.md) | [report/evidence/{d}.md](report/evidence/{d}.md) |")
     return "\n".join(rows)
+
+
+COVER_CLASS = upstream_texts.COVER_CLASS
+
+
+def block_cover(doc: dict) -> str:
+    """REPORT.md's list: the public defects in the cover's order, each with
+    its report (Report:), its text and FPC 3.2.2's state in this run."""
+    sec = patchset.security()
+    public = [d for d in DEFECTS if d not in sec]
+    listed = [d for _, ds in COVER_CLASS.values() for d in ds]
+    missing = [d for d in public if d not in listed]   # a new defect: listed last until placed
+    classes = list(COVER_CLASS.values()) + ([(upstream_texts.OTHER_CLASS, missing)] if missing else [])
+    report_of = {p.defect: p.report for p in patchset.patches()}
+    lines = [f"Security: {len(sec)} security-relevant defects were reported confidentially."
+             if len(sec) != 3 else "Security: three security-relevant defects were reported confidentially.", ""]
+    for title, ds in classes:
+        lines += [f"{title}:", "", "| defect | FPC 3.2.2 | report |", "|---|---|---|"]
+        for d in ds:
+            if d in sec or d not in public:
+                continue
+            lines.append(f"| [{d}](report/{d}.md). {title_of(d)} | {version_322(doc, d).split(':')[0]} "
+                         f"| {report_of.get(d, 'no fix yet')} |")
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def block_conformance(results: Path, short: bool = False) -> str:
@@ -628,6 +674,7 @@ def generate(matrix: Path, sweep: Path) -> int:
     clients = load(cl_path) if cl_path.exists() else None
     blocks = {
         "defects": block_defects(),
+        "cover": block_cover(doc),
         "matrix": block_matrix(doc),
         "b1": block_defect(doc, "B1", ["stock", "stock --on-allow-connect nodelay",
                                        "forward-allow-connect", "forward-allow-connect --on-allow-connect nodelay", "all"]),

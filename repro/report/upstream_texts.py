@@ -1,7 +1,9 @@
 """upstream_texts.py - the parts of REPORT.md and report/Bn.md that speak
 FPC's language, each read from the one file that holds its fact:
 
-  introduced-Bn   repro/bisect/results.json (`make bisect DEFECT=Bn`)
+  introduced-Bn   repro/bisect/results.json (`make bisect DEFECT=Bn`): where
+                  the defect first shows, one sentence (the whole run,
+                  verified at the commit and its parent, is in that file)
   reproduce-Bn    repro/fpc/min/bN.lpr: the program and its header's
                   Compile/Run/Command lines (repro/fpc/min/check.sh runs
                   exactly that command)
@@ -25,6 +27,19 @@ FPCUNIT = TOP / "repro" / "fpc" / "fpcunit" / "tests.json"
 TEST_PATCHES = TOP / "patches" / "fpc" / "tests"
 
 
+# The covers' order (REPORT.md, the filing's cover.md): what a public
+# defect does to a user of the server, worst first; the security-relevant
+# ones are only counted there.
+COVER_CLASS = {
+    "hang": ("Hangs and requests never answered",
+             ["B2", "B5", "B6", "B7", "B8", "B9", "B15"]),
+    "correctness": ("Wrong, missing or misframed answers",
+                    ["B1", "B4", "B13", "B14", "B16", "B18", "B19", "B20"]),
+    "latency": ("Latency", ["B3", "B10", "B21"]),
+}
+OTHER_CLASS = "Not yet placed (upstream_texts.COVER_CLASS)"
+
+
 def _json(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
@@ -32,51 +47,40 @@ def _json(path: Path) -> dict:
         return {}
 
 
-def _one_history(r: dict) -> str:
-    """One bisect entry: the commit, then what the commit and its parent
-    showed when built again apart from the bisect."""
-    out = [r["statement"]]
-    if r.get("kind") == "introduced" and r.get("first_bad"):
-        out[0] += f" (`{r['first_bad']['upstream']}`)"
-    v = r.get("verification", {})
-    if v:
-        named = v.get("named", {})
-        par = "; ".join(f"at its parent {p['upstream'][:10]} {p['state']} ({p['reason']})"
-                        for p in v.get("parents", []))
-        out.append(f"built again: at the commit {named.get('state')} ({named.get('reason')}); {par}")
-    return ": ".join(out) + "."
+def _sentence(e: dict) -> str:
+    """One bisect entry as a clause: the first commit that shows the
+    defect, and whether that is all the history says (the oldest commit
+    the reproducer runs on)."""
+    fb = e.get("first_bad") or {}
+    what = f"{fb.get('upstream', '?')[:10]} ({fb.get('date', '?')[:10]}, \"{fb.get('subject', '?').strip()}\")"
+    if e.get("kind") == "introduced":
+        par = (e.get("parents") or [{}])[0]
+        return f"first shown by {what}, at whose parent {par.get('upstream', '?')[:10]} the reproducer passes"
+    return f"shown since {what}, the oldest commit the reproducer builds and runs on"
 
 
-def _bisect_run(defect: str, r: dict) -> str:
-    b = r.get("bisect", {})
-    if not b:
+def introduced_sentence(defect: str) -> str:
+    """Where the defect first shows, in one sentence (per symptom where it
+    has several): what `git bisect run` found, checked at the commit and
+    its parent.  Whether that commit introduced the defect or only exposed
+    it is for the text to say (report/Bn.md, **Origin:**)."""
+    entries = symptoms.entries(defect, BISECT)
+    if not entries:
         return ""
-    reasons: dict[str, int] = {}
-    for sk in b.get("skipped", []):
-        # the reason's first clause ("does not compile", "no verdict
-        # twice"); the whole of each is in results.json
-        why = (sk.get("reason", "?") if isinstance(sk, dict) else str(sk)).split(" | ")[0].split(":")[0]
-        reasons[why] = reasons.get(why, 0) + 1
-    skipped = "; ".join(f"{n} {why}" for why, n in reasons.items()) or "none"
-    return (f"{b.get('tested', '?')} commits built and judged in {b.get('seconds', '?')} s, "
-            f"skipped: {skipped}")
+    if len(entries) == 1:
+        s = _sentence(entries[0])
+        return s[0].upper() + s[1:]
+    return "Per symptom: " + "; ".join(f"*{e['symptom'] or '?'}*: {_sentence(e)}" for e in entries)
 
 
 def introduced(defect: str) -> str:
-    """Where the defect came from, per symptom where it has several
-    (repro/bisect/symptoms.py), each claim checked at the commit and its
-    parent."""
-    entries = symptoms.entries(defect, BISECT)
-    if not entries:
+    """The generated part of report/Bn.md's **Origin:**: one sentence, and
+    how to find it again."""
+    s = introduced_sentence(defect)
+    if not s:
         return f"(no bisect result for {defect} in `repro/bisect/results.json`: `make bisect DEFECT={defect}`)"
-    how = (f"`git bisect run` over the upstream history of fcl-web, fcl-net and fcl-base "
-           f"(`make bisect DEFECT={defect}`, or with `FPCHIST=<your clone>`)")
-    if len(entries) == 1:
-        return f"{_one_history(entries[0])} Found by {how}: {_bisect_run(defect, entries[0])}."
-    lines = [f"Per symptom, each found by {how} with its own verdict:", ""]
-    for e in entries:
-        lines.append(f"- *{e['symptom_text']}*: {_one_history(e)} ({_bisect_run(defect, e)})")
-    return "\n".join(lines)
+    return (f"{s} (`git bisect run` over the history of fcl-web, fcl-net and fcl-base: "
+            f"`make bisect DEFECT={defect}`).")
 
 
 def introduced_short(defect: str) -> str:
