@@ -3,6 +3,7 @@
 
 usage: ci_job.py TREE JOB [--cache DIR [--cache-after FILE]] [--keep-going]
                  [--source NAME=PATH]... [--only REGEX] [--path DIR]
+                 [--timeout-scale X]
 
 TREE is a Horse tree (a copy of the snapshot with the job's files, as
 repro/horse/ci-job.sh makes it); JOB a job of TREE/.github/workflows/tests.yml.
@@ -27,7 +28,10 @@ instead of the job is emulated, and said so on the step's line:
   --path DIR         DIR first on PATH, standing for what the job's skipped
                      steps put there (GITHUB_PATH: a compiler they built)
   if: ${{ !cancelled() }}  true (nothing cancels a local run); a step's
-                     timeout-minutes bounds it
+                     timeout-minutes bounds it, times X (--timeout-scale:
+                     a slower stand-in, such as a compiler that builds its
+                     package units from source where the job's has them
+                     installed)
 Any other `uses:` or `if:` form fails the step: a step that needs something
 this kit does not know fails here first.  GitHub stops at the first failed
 step; --keep-going runs the later ones too (to show which steps fail).
@@ -50,6 +54,7 @@ import yaml
 def main(argv: list[str]) -> int:
     args = argv[1:]
     cache = keep = after = only = path_first = None
+    scale = 1.0
     sources: dict[str, str] = {}
     rest = []
     while args:
@@ -64,6 +69,8 @@ def main(argv: list[str]) -> int:
             only = re.compile(args.pop(0))
         elif a == "--path":
             path_first = args.pop(0)
+        elif a == "--timeout-scale":
+            scale = float(args.pop(0))
         elif a == "--source":
             k, _, v = args.pop(0).partition("=")
             sources[k] = v
@@ -173,7 +180,7 @@ def main(argv: list[str]) -> int:
         limit = step.get("timeout-minutes")
         try:
             r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tree, env=senv,
-                               timeout=None if limit is None else float(limit) * 60)
+                               timeout=None if limit is None else float(limit) * 60 * scale)
             rc = r.returncode
         except subprocess.TimeoutExpired:
             rc = f"timed out after timeout-minutes: {limit}"
