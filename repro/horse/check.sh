@@ -152,7 +152,7 @@ check_workflow() {
     done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/horse/series")
     wf=$d/.github/workflows/tests.yml
     grep -n -e 'kit/' -e 'vars\.' -e 'fphttpserver-kit\|reproducer kit' "$wf" > "$tmp/wf-kit" && bad+=("names the kit: $(head -1 "$tmp/wf-kit")")
-    for p in $(grep -o 'tests/fpc-[A-Za-z0-9_.-]*/[A-Za-z0-9_.-]*' "$wf" | sort -u); do
+    for p in $(grep -oE 'tests/fpc-[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+' "$wf" | sort -u); do
         [[ -f $d/$p ]] || bad+=("$p is not in the patched Horse tree")
     done
     yaml_python "horse-check workflow" || return 0
