@@ -13,17 +13,23 @@
 #                      of make repro
 #   make horse-sets    the kit's Horse program against trunk + every Pascal
 #                      set of patches/fpc/series and all
-#   make horse-check   repro/horse/check.sh: the CI check of contrib/horse-ci/
-#                      (Linux, and win64 under Wine)
-#   make check-horse-patches  scripts/check-horse-patches.sh
+#   make horse-check   repro/horse/check.sh --kit: the keep-alive check on
+#                      Horse's sample (Linux, and win64 under Wine) and the
+#                      workflow the Horse patches make (contrib/horse-ci/)
+#   make check-horse-patches  scripts/check-horse-patches.sh: every Horse
+#                      patch on the snapshot and on Horse's master
 # HORSESRC=<a Horse checkout or tarball> replaces the snapshot
-# ../shared/upstream/horse-ff41415.tar.xz.  Builds are cached per Horse
+# ../shared/upstream/horse-ff41415.tar.xz for the builds.
+# HORSE_CURRENT=<a checkout of Horse's master> replaces the reconstruction
+# of it (build/horse/current/, repro/horse/current/MANIFEST) that the patch
+# and workflow checks apply the patches to.  Builds are cached per Horse
 # tree, compiler and patch sets (build/horse/<tc>/<set>/<horse set>/); the
 # units per compiler and defines (build/fpc-units/).
 
 HORSESRC ?=
 HORSE_FOR ?=
-HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC)))
+HORSE_CURRENT ?=
+HORSE_ENV = $(if $(HORSESRC),HORSESRC=$(abspath $(HORSESRC))) $(if $(HORSE_CURRENT),HORSE_CURRENT=$(abspath $(HORSE_CURRENT)))
 
 .PHONY: horse horse-epoll horse-sets horse-check check-horse-patches
 
@@ -55,7 +61,7 @@ horse-sets: fpc-trunk
 
 horse-check: build/probe
 	@$(MAKE) --no-print-directory horse HORSE_FOR=--test
-	@repro/horse/check.sh
+	@$(HORSE_ENV) repro/horse/check.sh --kit
 
 check-horse-patches:
-	@scripts/check-horse-patches.sh
+	@$(HORSE_ENV) scripts/check-horse-patches.sh

@@ -16,12 +16,24 @@
 #                Provider (fpc, epoll, or none: no provider code), optional
 #                Needs: <an earlier patch>
 #   git-am       each Horse patch ALONE on a fresh repository of the tree
-#                (each is git format-patch output that applies on ff41415
-#                by itself); the simulations in order, as rows build them
-#   tests        each Horse patch adds its test under Horse's tests/
-#   own-pids     each of those tests that Horse's CI job runs, run here with
-#                the system fpc under strace, signals no PID it has already
-#                waited for (skipped without strace or fpc)
+#                (ff41415), its tests.yml hunks left out (they are written
+#                for Horse's master, whose FPC jobs ff41415 has not); the
+#                simulations in order, as rows build them
+#   current      each Horse patch ALONE, whole, on Horse's master as
+#                reconstructed (repro/horse/current/MANIFEST; the tree is
+#                HORSE_CURRENT, default build/horse/current/ when it is
+#                there, else skipped): the tree's files against the
+#                MANIFEST, then git am; a patch that changes a file the
+#                MANIFEST could not reconstruct is skipped, not passed
+#   tests        each Horse patch adds its test in Horse's layout:
+#                tests/fpc-<topic>/run-<name>-test.sh
+#   ci           each Horse patch's tests.yml hunks run that test
+#   same-check   the keep-alive check a patch offers Horse
+#                (tests/fpc-keepalive/keepalive_check.py) has the code of
+#                repro/horse/kaclient.py, which check.sh --kit proves
+#   own-pids     each of those tests, run here with the system fpc under
+#                strace, signals no PID it has already waited for (skipped
+#                without strace or fpc)
 #   not-merged   no Horse patch says it is already upstream (Forwarded:
 #                not-needed belongs to a simulation in repro/horse/sim/)
 #   compile      every Horse set the matrix rows use (repro/horse/rows.py:
@@ -102,9 +114,9 @@ fresh_repo() {
     git -C "$1" init -q && git -C "$1" add -A &&
         git -C "$1" -c user.name=kit -c user.email=kit@localhost commit -qm "Horse tree"
 }
-# own_pids PATCH REPO SCRIPT: SCRIPT (a test the CI job of
-# ci-fpc-connections.patch runs), run as the job runs it with the system
-# fpc under strace, signals no PID it has already waited for: by then the
+# own_pids PATCH REPO SCRIPT: SCRIPT (a test the CI steps of PATCH run),
+# run as a step runs it with the system fpc under strace, signals no PID it
+# has already waited for: by then the
 # PID may be another process's.  Before 2026-12-06 both test scripts' EXIT
 # traps sent SIGTERM to every server they had started, each long reaped;
 # run beside the kit's matrix by the horse-ci step, such a stale SIGTERM
@@ -112,11 +124,15 @@ fresh_repo() {
 # a row; c104 once): "stopping on signal" in its log, its listener gone.
 own_pids() {
     local n=$1 repo=$2 f=$3 trace=$tmp/own-pids.trace stale
-    grep -q "run: .*$f\b" "$dir/ci-fpc-connections.patch" || return 0
+    grep -q "run: .*$f\b" "$dir/$n.patch" || return 0
     command -v strace > /dev/null || { test_skip "horse-patch $n own-pids ($f)" "no strace (Debian package strace)"; return; }
     command -v fpc > /dev/null || { test_skip "horse-patch $n own-pids ($f)" "no fpc (Debian package fpc)"; return; }
-    if ! (cd "$repo" && timeout 600 strace -f -qq -e trace=kill,wait4 -e signal=none -o "$trace" \
-            bash "$f" > "$tmp/own-pids.log" 2>&1); then
+    local rc=0
+    (cd "$repo" && timeout 600 strace -f -qq -e trace=kill,wait4 -e signal=none -o "$trace" \
+        bash "$f" > "$tmp/own-pids.log" 2>&1) || rc=$?
+    if ((rc == 4)); then   # the test skips itself (the system fpc is too old for it)
+        test_skip "horse-patch $n own-pids ($f)" "$(grep -m1 '^SKIP' "$tmp/own-pids.log")"; return
+    elif ((rc)); then
         fail "$n own-pids ($f)" "the test failed: $(tail -2 "$tmp/own-pids.log" | tr '\n' ' ')"; return
     fi
     # wait4 (whole or resumed) returning a PID reaps it; a kill() of it after
@@ -145,15 +161,76 @@ for n in "${names[@]}"; do
     else ok "$n not-merged"; fi
     repo=$tmp/alone-$n
     fresh_repo "$repo"
-    if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q "$dir/$n.patch" > "$tmp/am.log" 2>&1; then
-        ok "$n git-am (alone on the Horse tree)"
-        t=$(git -C "$repo" diff --name-only --diff-filter=A HEAD~1 -- tests/ | tr '\n' ' ')
-        if [[ -n $t ]]; then ok "$n tests ($t)"; else fail "$n tests" "adds nothing under Horse's tests/"; fi
-        for f in $t; do own_pids "$n" "$repo" "$f"; done
+    if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q --exclude=.github/workflows/tests.yml \
+            "$dir/$n.patch" > "$tmp/am.log" 2>&1; then
+        ok "$n git-am (alone on the Horse tree, its tests.yml hunks left out)"
+        t=$(git -C "$repo" diff --name-only --diff-filter=A HEAD~1 -- tests/ | grep -E '^tests/fpc-[a-z0-9-]+/run-[a-z0-9-]+-test\.sh$' | tr '\n' ' ')
+        if [[ -n $t ]]; then ok "$n tests ($t)"
+        else fail "$n tests" "adds no tests/fpc-<topic>/run-<name>-test.sh (added: $(git -C "$repo" diff --name-only --diff-filter=A HEAD~1 -- tests/ | tr '\n' ' '))"; fi
+        for f in $t; do
+            # The workflow hunks (+ lines of the patch's tests.yml part) run it.
+            if awk '/^diff --git a\/.github\/workflows\/tests.yml/ { w = 1; next } /^diff --git/ { w = 0 } w && /^\+/' \
+                    "$dir/$n.patch" | grep -q "run: .*$f\b"; then ok "$n ci (tests.yml runs $f)"
+            else fail "$n ci" "no tests.yml step of the patch runs $f"; fi
+            own_pids "$n" "$repo" "$f"
+        done
+        # The keep-alive check offered to Horse is the kit's kaclient.py (the
+        # one repro/horse/check.sh --kit proves on #562's servers): the same
+        # code below its docstring.
+        k=$repo/tests/fpc-keepalive/keepalive_check.py
+        if [[ -f $k ]]; then
+            if cmp -s <(sed -n '/^from __future__/,$p' "$k") <(sed -n '/^from __future__/,$p' "$top/repro/horse/kaclient.py"); then
+                ok "$n same-check (keepalive_check.py is repro/horse/kaclient.py's code)"
+            else fail "$n same-check" "tests/fpc-keepalive/keepalive_check.py's code is not repro/horse/kaclient.py's"; fi
+        fi
     else
         fail "$n git-am (alone on the Horse tree)" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"; am_ok=0
     fi
 done
+# Horse's master as reconstructed (repro/horse/current/MANIFEST): its files
+# checked against the MANIFEST, then each patch alone, whole.
+current=${HORSE_CURRENT:-$top/build/horse/current}
+manifest=$top/repro/horse/current/MANIFEST
+if [[ ! -d $current/src ]]; then
+    test_skip "horse-patch current" "no reconstructed Horse master at $current (HORSE_CURRENT=DIR: see repro/horse/current/MANIFEST)"
+else
+    missing=() differ=()
+    while read -r path commit chars sum; do
+        [[ $commit == - ]] && { missing+=("$path"); continue; }
+        if [[ ! -f $current/$path ]]; then differ+=("$path: absent")
+        elif [[ $(sha256sum < "$current/$path" | cut -d' ' -f1) != "$sum" ]]; then
+            differ+=("$path: not the text of $commit (${chars} chars; here $(wc -m < "$current/$path"))")
+        fi
+    done < <(sed -e '/^#/d' -e '/^[[:space:]]*$/d' "$manifest")
+    if ((${#differ[@]})); then
+        # A maintainer's checkout of Horse's master is newer than the MANIFEST:
+        # said, not required.
+        echo "# horse-patch current: $current is not the MANIFEST's reconstruction: ${differ[*]}"
+    else
+        ok "current tree (the MANIFEST's files, by size and sha256)"
+    fi
+    for n in "${names[@]}"; do
+        repo=$tmp/current-$n
+        mkdir -p "$repo"
+        cp -a "$current"/. "$repo"/; rm -rf "$repo/.git"
+        git -C "$repo" init -q && git -C "$repo" add -A &&
+            git -C "$repo" -c user.name=kit -c user.email=kit@localhost commit -qm "Horse master (reconstructed)"
+        touched=$(sed -n 's|^diff --git a/\([^ ]*\) .*|\1|p' "$dir/$n.patch")
+        unknown=()
+        for m in "${missing[@]}"; do grep -qxF "$m" <<< "$touched" && unknown+=("$m"); done
+        if ((${#unknown[@]})) && ((${#differ[@]})); then :   # a real checkout: every file is there
+        elif ((${#unknown[@]})); then
+            test_skip "horse-patch $n current" "changes ${unknown[*]}, which the MANIFEST could not reconstruct (HORSE_CURRENT=<a checkout of Horse's master>)"
+            continue
+        fi
+        if git -C "$repo" -c user.name=kit -c user.email=kit@localhost am -q "$dir/$n.patch" > "$tmp/am.log" 2>&1; then
+            ok "$n current (alone, whole, on Horse's master as reconstructed)"
+        else
+            fail "$n current" "$(head -3 "$tmp/am.log" | tr '\n' ' ')"
+        fi
+    done
+fi
+
 # The simulations: in order, as repro/horse/build.sh applies them.
 repo=$tmp/sims
 fresh_repo "$repo"

@@ -41,17 +41,18 @@
 #   dispatch      the dispatch models' shapes (dispatch/test.sh)
 #   win64         the TCP_NODELAY platform check (repro/fpc/win64-check.sh)
 #   horse         patches/horse (scripts/check-horse-patches.sh: each patch
-#                 alone on ff41415, with its test) and the keep-alive check
+#                 alone on ff41415 and on Horse's master as reconstructed,
+#                 with its test and CI steps) and the keep-alive check
 #                 (repro/horse/check.sh --kit): Horse's own sample, Linux and
 #                 win64 under Wine, stalls on the snapshot and on the kit's
 #                 simulation of PR #563 on Windows, is clean with #566's; a
 #                 change to Horse and to an fcl-web patch each reaches the
 #                 program, FPC's units not compiled again
 #                 (repro/horse/rebuild-check.sh)
-#   horse-ci      the CI job patches/horse adds to Horse's tests.yml
-#                 (repro/horse/ci-job.sh): its own shell steps, run from a
-#                 copy of the Horse snapshot with the job's files, pass on the
-#                 patched tree and fail (in the test steps) on the unpatched
+#   horse-ci      the CI steps patches/horse adds to Horse's tests.yml
+#                 (repro/horse/ci-job.sh): run on the Horse snapshot with the
+#                 #563/#566 simulations and the patches, they pass; on its own
+#                 src/, they fail (in the test steps)
 #   report        REPORT.md's generated claims against this run's matrix
 #   texts         every block the texts print (REPORT.md, report/, report/
 #                 evidence/): Pascal = the reproducer the min step runs,

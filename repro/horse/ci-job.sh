@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
-# repro/horse/ci-job.sh - the Linux job Horse's workflow gets from
-# patches/horse/ci-fpc-connections.patch (fpc-connections), run here from a
-# copy of the Horse snapshot with the job's files, by repro/horse/ci_job.py
-# (its own shell steps, as written; what GitHub's runner provides emulated:
-# checkout, actions/cache, apt-get, the FPCSource download):
-#   patched    ff41415 + every patch in patches/horse/       the job passes
-#   unpatched  ff41415 + the CI patch + the tests the fix    the job fails, in
-#              patches add, their src/ changes left out      its test steps
-# The unpatched run goes on past the first failure (--keep-going) so that
-# every test step shows that it fails, and that the setup steps pass.  The
-# two run side by side; the unpatched one restores the trunk build the
-# patched one saved.
-# The trunk build the job caches (actions/cache) is kept in
-# build/horse-ci/cache/ (the first run cycles the compiler, ~1-2 min).
-# HORSESRC: the Horse tree (default ../shared/upstream/horse-ff41415.tar.xz);
-# FPCSRC: the FPCSource tree the job's pinned commit stands for (default the
-# 1dba64b snapshot: the commit the job pins).
+# repro/horse/ci-job.sh - the CI steps the Horse patches add to Horse's
+# tests.yml, run here by repro/horse/ci_job.py (their own shell steps, as
+# written; what GitHub's runner provides emulated: checkout, apt-get):
+#   announce-close        steps "Connection close announced" in Horse's jobs
+#                         test (FPC 3.2.2) and fpc-trunk-keepalive (trunk)
+#   epoll-keep-pipelined  job fpc-epoll-pipelining (FPC 3.2.2)
+#   keepalive-ratio-check step "Keep-alive responses not held back" in
+#                         fpc-trunk-keepalive (trunk)
+# Horse's own steps in those jobs (Boss, its Console tests, the trunk
+# download and build) are not run: in fpc-trunk-keepalive the kit's trunk
+# (build/fpc-trunk, with the package sources Horse needs) stands for the
+# trunk that job builds and puts on PATH.
+# The workflow is Horse's master as reconstructed (HORSE_CURRENT, default
+# build/horse/current/; repro/horse/current/MANIFEST) with every Horse patch;
+# the tree it runs in is the Horse snapshot (HORSESRC, default ff41415: the
+# reconstruction does not compile) with the kit's simulations of #563 and
+# #566 (repro/horse/sim/: what master has of them) and every patch but its
+# tests.yml hunks, and the files of master the steps use that ff41415 lacks
+# (tests/src/FPCHttpKeepAliveServer.dpr):
+#   patched    simulations and patches               each step passes
+#   unpatched  the patches' tests, src/ the          each test step fails
+#              snapshot's (before #563 and the fixes) (setup steps pass)
+# The unpatched jobs go on past the first failure (--keep-going) so that
+# every test step shows that it fails.
 # Exit: 0 as expected, 1 not, 4 skipped.
 set -uo pipefail
 kit_name=horse-ci-job
@@ -24,75 +31,124 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 source "$top/scripts/lib.sh"
 trap kit_cleanup EXIT
 horsesrc=${HORSESRC:-$top/../shared/upstream/horse-ff41415.tar.xz}
-fpcsrc=${FPCSRC:-$top/../shared/upstream/fpcsource-1dba64b-min.tar.xz}
+current=${HORSE_CURRENT:-$top/build/horse/current}
 require_command git git horse-ci-job
 [[ -e $horsesrc ]] || { test_skip horse-ci-job "no Horse tree at $horsesrc (HORSESRC=...)"; exit $KSFT_SKIP; }
-[[ -e $fpcsrc ]] || { test_skip horse-ci-job "no FPCSource at $fpcsrc (FPCSRC=...)"; exit $KSFT_SKIP; }
+[[ -f $current/.github/workflows/tests.yml ]] ||
+    { test_skip horse-ci-job "no reconstructed Horse master at $current (HORSE_CURRENT=DIR: repro/horse/current/MANIFEST)"; exit $KSFT_SKIP; }
 yaml_python horse-ci-job || exit $KSFT_SKIP   # ci_job.py reads the workflow
-command -v ppcx64 > /dev/null || { test_skip horse-ci-job "no fpc (the job bootstraps trunk with it)"; exit $KSFT_SKIP; }
+command -v fpc > /dev/null || { test_skip horse-ci-job "no fpc (Debian package fpc: the jobs' FPC 3.2.2)"; exit $KSFT_SKIP; }
 kit_mktemp tmp
 G=(-c user.name=kit -c user.email=kit@localhost)
 
-# tree NAME: the Horse tree as a git repository, in $tmp/NAME.
+# tree NAME SRC: SRC (a tarball or a folder) as a git repository, in $tmp/NAME.
 tree() {
-    local d=$tmp/$1
+    local d=$tmp/$1 src=$2
     mkdir -p "$d"
-    if [[ -f $horsesrc ]]; then tar -C "$d" -xf "$horsesrc"; else cp -a "$horsesrc"/. "$d"/; rm -rf "$d/.git"; fi
+    if [[ -f $src ]]; then tar -C "$d" -xf "$src"; else cp -a "$src"/. "$d"/; rm -rf "$d/.git"; fi
     git -C "$d" init -q && git -C "$d" add -A && git -C "$d" "${G[@]}" commit -qm "Horse tree"
     echo "$d"
 }
 mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/horse/series")
-patched=$(tree patched) unpatched=$(tree unpatched)
-for p in "${patches[@]}"; do
-    git -C "$patched" "${G[@]}" am -q "$top/patches/horse/$p" || die "$p does not git am"
-    git -C "$unpatched" "${G[@]}" am -q "$top/patches/horse/$p" || die "$p does not git am"
+mapfile -t sims < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/repro/horse/sim/series")
+patched=$(tree patched "$horsesrc") unpatched=$(tree unpatched "$horsesrc") wf=$(tree workflow "$current")
+base=$(git -C "$unpatched" rev-parse HEAD)
+for p in "${sims[@]}"; do
+    for d in "$patched" "$unpatched"; do
+        git -C "$d" "${G[@]}" am -q "$top/repro/horse/sim/$p" || die "$p does not git am on $horsesrc"
+    done
 done
-# Unpatched: the fixes' src/ changes reverted, their tests and the job kept.
-git -C "$unpatched" checkout -q HEAD~${#patches[@]} -- src
-git -C "$unpatched" diff --cached --quiet -- src && die "the patches change nothing in src/"
+for p in "${patches[@]}"; do
+    git -C "$wf" "${G[@]}" am -q "$top/patches/horse/$p" || die "$p does not git am on $current"
+    for d in "$patched" "$unpatched"; do
+        git -C "$d" "${G[@]}" am -q --exclude=.github/workflows/tests.yml "$top/patches/horse/$p" || die "$p does not git am on $horsesrc"
+    done
+done
+# Unpatched: src/ the snapshot's (no #563, no fix), the patches' tests kept.
+git -C "$unpatched" checkout -q "$base" -- src
+git -C "$unpatched" diff --cached --quiet -- src && die "the simulations and patches change nothing in src/"
+for d in "$patched" "$unpatched"; do
+    cp "$wf/.github/workflows/tests.yml" "$d/.github/workflows/tests.yml"
+    for f in tests/src/FPCHttpKeepAliveServer.dpr; do
+        [[ -f $d/$f || ! -f $current/$f ]] || { mkdir -p "$(dirname "$d/$f")"; cp "$current/$f" "$d/$f"; }
+    done
+done
 
+# The trunk the job fpc-trunk-keepalive installs: the kit's, with the
+# package sources Horse uses beside fphttpserver's (as repro/horse/build.sh).
+trunk=$tmp/trunk-bin
+if [[ -x $top/build/fpc-trunk/bin/fpc ]]; then
+    mkdir -p "$trunk"
+    p=$top/build/fpc-trunk/src/packages
+    cat > "$trunk/fpc" <<WRAP
+#!/bin/sh
+exec "$top/build/fpc-trunk/bin/fpc" -Fu$p/rtl-generics/src -Fi$p/rtl-generics/src/inc -Fu$p/fcl-xml/src -Fi$p/fcl-xml/src -Fu$p/regexpr/src -Fi$p/rtl-objpas/src/x86_64 "\$@"
+WRAP
+    chmod +x "$trunk/fpc"
+fi
+
+steps='Connection close announced|Pipelined requests|Keep-alive responses not held back'
+# The jobs to run: JOB OPTIONS, from the patched workflow.
+"$yaml_py" - "$wf/.github/workflows/tests.yml" "$steps" > "$tmp/jobs" <<'PY' || die "cannot read the patched workflow"
+import re, sys, yaml
+jobs = yaml.safe_load(open(sys.argv[1]))["jobs"]
+for name, job in jobs.items():
+    if job.get("runs-on") != "ubuntu-latest":
+        continue
+    names = [s.get("name") or "" for s in job["steps"]]
+    if not any(re.search(sys.argv[2], n) for n in names):
+        continue
+    # A job of a patch's own runs whole; in one of Horse's, only its steps.
+    own = all(re.search(sys.argv[2], n) or s.get("uses") or "apt-get install" in str(s.get("run", ""))
+              for n, s in zip(names, job["steps"]))
+    print(name, "whole" if own else "only")
+PY
 failed=0
-# job NAME TREE [OPTIONS]: the job on TREE, its lines in $tmp/NAME.log, its
-# exit in $tmp/NAME.rc; $tmp/NAME.done when it has ended (its cache saved).
-job() {
-    local name=$1 d=$2
+# run NAME TREE: every job of $tmp/jobs on TREE, one after the other; the
+# lines in $tmp/NAME.log, a job's exit in $tmp/NAME.JOB.rc.
+run() {
+    local name=$1 d=$2 job how opts
     shift 2
-    "$yaml_py" "$top/repro/horse/ci_job.py" "$d" fpc-connections --cache "$top/build/horse-ci/cache" \
-        --source FPC_SOURCE_URL="$fpcsrc" "$@" > "$tmp/$name.log" 2>&1
-    echo $? > "$tmp/$name.rc"
-    touch "$tmp/$name.done"
+    while read -r job how; do
+        opts=("$@")
+        [[ $how == only ]] && opts+=(--only "$steps")
+        if [[ $job == fpc-trunk-keepalive ]]; then
+            [[ -x $trunk/fpc ]] || { echo "SKIP job $job: no trunk toolchain (make fpc-trunk)" >> "$tmp/$name.log"; echo 4 > "$tmp/$name.$job.rc"; continue; }
+            # The kit's trunk compiles the package units from source, where
+            # the job's installed trunk has them built: 3 x its steps' bounds.
+            opts+=(--path "$trunk" --timeout-scale 3)
+        fi
+        if [[ $how == only ]]; then echo "# job $job (the patches' steps)"; else echo "# job $job (whole)"; fi >> "$tmp/$name.log"
+        "$yaml_py" "$top/repro/horse/ci_job.py" "$d" "$job" "${opts[@]}" >> "$tmp/$name.log" 2>&1
+        echo $? > "$tmp/$name.$job.rc"
+    done < "$tmp/jobs"
 }
 judge() {   # judge NAME WANT
-    local name=$1 want=$2 rc
-    rc=$(cat "$tmp/$name.rc")
-    # The job's lines indented: the unpatched job's FAIL lines are expected,
-    # and a line that starts with FAIL is where CI's excerpt of the output
-    # looks first.
-    echo "# fpc-connections on the $name tree"
+    local name=$1 want=$2 job how rc
+    echo "# the Horse patches' CI steps on the $name tree"
     sed 's/^/  | /' "$tmp/$name.log"
-    case $rc:$want in
-    0:pass) test_ok "horse-ci-job $name" "the job passes" ;;
-    1:fail)
-        # Only the tests' steps may fail; the setup (install, trunk build) must pass.
-        if grep '^FAIL step' "$tmp/$name.log" | grep -qv -e 'Connection close announced' -e 'Pipelined requests'; then
-            test_fail "horse-ci-job $name" "a setup step failed: $(grep '^FAIL step' "$tmp/$name.log" | head -1)"; failed=1
-        else
-            test_ok "horse-ci-job $name" "fails, as it must: $(grep -c '^FAIL step' "$tmp/$name.log") test steps failed"
-        fi ;;
-    4:*) test_skip "horse-ci-job $name" "$(grep '^SKIP' "$tmp/$name.log" | head -1)"; return 4 ;;
-    *)   test_fail "horse-ci-job $name" "expected the job to $want (exit $rc)"; failed=1 ;;
-    esac
+    while read -r job how; do
+        rc=$(cat "$tmp/$name.$job.rc")
+        case $rc:$want in
+        0:pass) test_ok "horse-ci-job $name $job" "its steps pass" ;;
+        1:fail)
+            # Only the tests' steps may fail; the setup (install) must pass.
+            if sed -n "/^# job $job (/,/^# job /p" "$tmp/$name.log" | grep '^FAIL step' | grep -qvE "$steps"; then
+                test_fail "horse-ci-job $name $job" "a setup step failed"; failed=1
+            else
+                test_ok "horse-ci-job $name $job" "fails, as it must: $(sed -n "/^# job $job (/,/^# job /p" "$tmp/$name.log" | grep -c '^FAIL step') test steps failed"
+            fi ;;
+        4:*) test_skip "horse-ci-job $name $job" "$(grep "^SKIP.*$job" "$tmp/$name.log" | head -1)" ;;
+        *)   test_fail "horse-ci-job $name $job" "expected its steps to $want (exit $rc)"; failed=1 ;;
+        esac
+    done < "$tmp/jobs"
 }
 # An unanswered pipelined batch waits out the test's bound (30 s in Horse's
 # CI); a server that answers does so in milliseconds, so 3 s here.
 export PIPELINING_TIMEOUT=3
-# The two jobs side by side, as two runs on GitHub's runners would be; the
-# unpatched one's cache step waits for the patched job's end, so that it
-# restores the trunk build that job saved (as a later run does) rather than
-# cycling the same compiler a second time beside it.
-job patched "$patched" &
-job unpatched "$unpatched" --keep-going --cache-after "$tmp/patched.done" &
+run patched "$patched" &
+run unpatched "$unpatched" --keep-going &
 wait
-judge patched pass || exit $KSFT_SKIP
-judge unpatched fail || exit $KSFT_SKIP
+judge patched pass
+judge unpatched fail
 exit $((failed ? KSFT_FAIL : KSFT_PASS))

@@ -2,7 +2,8 @@
 """ci_job.py - run a GitHub Actions job of Horse's workflow locally.
 
 usage: ci_job.py TREE JOB [--cache DIR [--cache-after FILE]] [--keep-going]
-                 [--source NAME=PATH]...
+                 [--source NAME=PATH]... [--only REGEX] [--path DIR]
+                 [--timeout-scale X]
 
 TREE is a Horse tree (a copy of the snapshot with the job's files, as
 repro/horse/ci-job.sh makes it); JOB a job of TREE/.github/workflows/tests.yml.
@@ -21,6 +22,16 @@ instead of the job is emulated, and said so on the step's line:
                      skipped (exit 4)
   --source NAME=PATH the env variable NAME (a network source of the job, such
                      as FPC_SOURCE_URL) is PATH instead
+  --only REGEX       only the steps whose name matches run (the steps a
+                     patch adds to one of Horse's jobs); the job's other
+                     steps are listed as not run here
+  --path DIR         DIR first on PATH, standing for what the job's skipped
+                     steps put there (GITHUB_PATH: a compiler they built)
+  if: ${{ !cancelled() }}  true (nothing cancels a local run); a step's
+                     timeout-minutes bounds it, times X (--timeout-scale:
+                     a slower stand-in, such as a compiler that builds its
+                     package units from source where the job's has them
+                     installed)
 Any other `uses:` or `if:` form fails the step: a step that needs something
 this kit does not know fails here first.  GitHub stops at the first failed
 step; --keep-going runs the later ones too (to show which steps fail).
@@ -42,7 +53,8 @@ import yaml
 
 def main(argv: list[str]) -> int:
     args = argv[1:]
-    cache = keep = after = None
+    cache = keep = after = only = path_first = None
+    scale = 1.0
     sources: dict[str, str] = {}
     rest = []
     while args:
@@ -53,6 +65,12 @@ def main(argv: list[str]) -> int:
             after = Path(args.pop(0))
         elif a == "--keep-going":
             keep = True
+        elif a == "--only":
+            only = re.compile(args.pop(0))
+        elif a == "--path":
+            path_first = args.pop(0)
+        elif a == "--timeout-scale":
+            scale = float(args.pop(0))
         elif a == "--source":
             k, _, v = args.pop(0).partition("=")
             sources[k] = v
@@ -76,6 +94,8 @@ def main(argv: list[str]) -> int:
     for scope in (wf.get("env") or {}, job.get("env") or {}):
         env.update({k: str(v) for k, v in scope.items()})
     env.update(sources)
+    if path_first:
+        env["PATH"] = f"{path_first}:{env.get('PATH', '')}"
     outputs: dict[str, dict[str, str]] = {}
     saves: list[tuple[Path, Path]] = []
 
@@ -98,6 +118,11 @@ def main(argv: list[str]) -> int:
     for i, step in enumerate(job["steps"], 1):
         name = step.get("name") or step.get("uses") or f"step {i}"
         cond = step.get("if")
+        if only is not None and not only.search(name):
+            print(f"--   step {i} {name}: not run here (not a step of this check)")
+            continue
+        if cond is not None and re.fullmatch(r"\$\{\{\s*!cancelled\(\)\s*\}\}", str(cond).strip()):
+            cond = None   # nothing cancels a local run
         if cond is not None:
             m = re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+) != 'true'", cond.strip())
             if not m:
@@ -152,12 +177,18 @@ def main(argv: list[str]) -> int:
             continue
         print(f"--   step {i} {name}", flush=True)
         t0 = time.monotonic()
-        r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tree, env=senv)
+        limit = step.get("timeout-minutes")
+        try:
+            r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tree, env=senv,
+                               timeout=None if limit is None else float(limit) * 60 * scale)
+            rc = r.returncode
+        except subprocess.TimeoutExpired:
+            rc = f"timed out after timeout-minutes: {limit}"
         took = f"({time.monotonic() - t0:.0f} s)"   # as GitHub shows each step's time
-        if r.returncode == 0:
+        if rc == 0:
             print(f"ok   step {i} {name} {took}")
         else:
-            print(f"FAIL step {i} {name}: exit {r.returncode} {took}")
+            print(f"FAIL step {i} {name}: exit {rc} {took}")
             failed = True
     if not failed:
         for path, saved in saves:

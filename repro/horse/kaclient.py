@@ -52,16 +52,14 @@ import statistics
 import sys
 import time
 
-# Bounds on the median hold / first-byte ratio.  Under Wine the server's
-# own calls cost it ~10-15 ms before the first byte, so a 40 ms delayed-ACK
-# hold came out 3.5 (the old bound 4 called it inconclusive, once in four
-# clean-clone make test runs): the stall bound is twice the clean one.
+# Bounds on the median hold / first-byte ratio.  A server slow to its first
+# byte (Windows binaries under Wine: 10-15 ms) brings a 40 ms delayed-ACK
+# hold down to 3-4, so the stall bound is twice the clean one, not more.
 STALL, CLEAN = 2.0, 1.0
 # Bounds on the median hold of requests 2..N over the median hold of the
-# gap controls (the Horse step's six programs, c101-c105: stalled 83-485
-# where the controls read a hold, clean 0.5-1.7; a clean Wine program's two
-# sends are as close on every request, so its ratio is noise around 1, and
-# the clean bound leaves room).
+# gap controls: a held body measured 83-485 times the controls, a clean
+# server 0.5-1.7 (its two sends as close on every request: noise around 1,
+# and the clean bound leaves room).
 GAP_STALL, GAP_CLEAN = 20.0, 5.0
 GAPS, GAP_S = 5, 0.3              # the idle-gap control
 DEADLINE_S = 5.0                  # how long we wait for one response (a deadline, not a verdict)
