@@ -46,6 +46,7 @@ import kit  # noqa: E402
 import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 import reuse  # noqa: E402
+import proxies  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horse"))
 import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
@@ -242,10 +243,21 @@ def shared_wine_prefix() -> str | None:
         return None
 
 
+def proxy_rows() -> list[Row]:
+    """The real trunk behind nginx, haproxy and Apache (proxies.py)."""
+    if not TRUNK_FPC.exists():
+        return []
+    out, skipped = proxies.rows()
+    for why in skipped:
+        skip(why)
+    return out
+
+
 def all_rows(prefix: str | None = None) -> list[Row]:
     clones = clone_rows()
     return (clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
-            + horse.rows(clones, fpc322_rows(), {"WINEPREFIX": prefix} if prefix else {}))
+            + horse.rows(clones, fpc322_rows(), {"WINEPREFIX": prefix} if prefix else {})
+            + proxy_rows())
 
 
 def syscall_expectations(row: Row) -> dict[str, list[int]]:
@@ -378,7 +390,9 @@ class Runner:
         with self.lock:
             self.busy[key] = time.monotonic()
         try:
-            if col in self.wire and row.expect.get("B3") == NA:
+            if getattr(row, "proxy", None):   # a row behind a proxy (proxies.py)
+                v = proxies.measure(col, row, self.rowdir(row))
+            elif col in self.wire and row.expect.get("B3") == NA:
                 v = kit.Verdict(NA, "no reused connection (one request per connection): "
                                 "nothing for the wire to show")
             elif col in self.wire:
@@ -473,7 +487,8 @@ def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
         ok, why = criteria(row, got, base, measured)
         exp = dict(row.expect)
         for w in wire:   # the wire must agree with the row's B3
-            exp[w] = row.expect["B3"] if row.expect["B3"] != NA else NA
+            exp[w] = NA if getattr(row, "proxy", None) else \
+                row.expect["B3"] if row.expect["B3"] != NA else NA
         mism = [k for k in exp if got[k].state != exp[k]]
         b3 = got["B3"].data
         if "sends_per_response" in b3 and row.variant != "fpc-3.2.2":

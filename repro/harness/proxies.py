@@ -1,0 +1,806 @@
+#!/usr/bin/env python3
+"""proxies.py - the real trunk behind the reverse proxies users deploy.
+
+nginx, haproxy and Apache httpd (mod_proxy_http) from Debian's packages,
+each started here on loopback (127.0.0.x, a free port) from its config in
+repro/proxy/, upstream keep-alive on as its own documentation recommends,
+in the foreground under the kit's control, its logs and pid in a
+directory of the measure's evidence; stopped by PID (never by name).
+
+Rows (matrix.py registers them: rows()): the real trunk, stock, each fix
+that changes what a proxy sees, and all, behind each proxy.  A row
+measures through the proxy the defects a proxy can carry:
+  B3   same-run ratio: requests 2..N on one client connection through the
+       proxy (the proxy's reused upstream connection) over a fresh direct
+       connection to the server per request
+  B4   the server closes its kept connection unannounced: requests, GET
+       and POST, sent as the proxy's pooled upstream connection is closed;
+       counts of what the proxy retried (its own log) and of the 502s the
+       client got
+  B10  Expect: 100-continue: the proxy answers it itself, or passes it on
+  B12, B17  the proxy buffers the body (the head) before the server sees
+       the request (absorbed), or passes the server what it gets
+  B11  each ambiguous framing of the matrix and of the conformance table,
+       then a request from another client on the proxy's pooled upstream
+       connection (confidential: report/confidential/)
+The other columns are n/a with the reason.  A fix row measures the
+columns of the defects it fixes; its others are the stock row's.
+
+Usage: repro/harness/proxies.py [--list] [--try PROXY [VARIANT]]
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import kit  # noqa: E402
+import httpwire  # noqa: E402
+import patchset  # noqa: E402
+
+CONF = kit.TOP / "repro" / "proxy"
+R, F, NA = "reproduced", "fixed", "n/a"
+
+
+@dataclass
+class Proxy:
+    name: str          # in the row names
+    package: str       # Debian's
+    exe: str
+    conf: str          # template in repro/proxy/
+    version_argv: list[str]
+    version_re: str
+
+    def found(self) -> str | None:
+        return shutil.which(self.exe) or next(
+            (str(p) for p in (Path("/usr/sbin") / self.exe,) if p.exists()), None)
+
+    def version(self) -> str:
+        exe = self.found()
+        if not exe:
+            return "missing"
+        out = subprocess.run([exe, *self.version_argv], capture_output=True, text=True)
+        m = re.search(self.version_re, out.stdout + out.stderr)
+        return m.group(1) if m else "unknown"
+
+    def argv(self, conf: Path) -> list[str]:
+        exe = self.found() or self.exe
+        if self.name == "nginx":
+            return [exe, "-p", str(conf.parent), "-c", str(conf)]
+        if self.name == "haproxy":
+            return [exe, "-db", "-f", str(conf)]
+        return [exe, "-f", str(conf), "-DFOREGROUND"]
+
+
+PROXIES = {
+    "nginx": Proxy("nginx", "nginx-light", "nginx", "nginx.conf", ["-v"], r"nginx/(\S+)"),
+    "haproxy": Proxy("haproxy", "haproxy", "haproxy", "haproxy.cfg", ["-v"],
+                     r"HA-?Proxy version (\S+)"),
+    "apache": Proxy("apache", "apache2", "apache2", "apache.conf", ["-v"], r"Apache/(\S+)"),
+}
+
+
+def versions() -> dict[str, str]:
+    return {n: p.version() for n, p in PROXIES.items()}
+
+
+def free_port(address: str) -> int:
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+_ADDR_LOCK = threading.Lock()
+_ADDR_NEXT = [2]
+
+
+def loopback_address() -> str:
+    """127.0.0.2 .. 127.0.0.250 in turn: each proxy on an address of its
+    own, so that a port taken between free_port and the proxy's bind is
+    rare; a start that fails to bind is made again on another."""
+    with _ADDR_LOCK:
+        n = _ADDR_NEXT[0]
+        _ADDR_NEXT[0] = 2 + (n - 1) % 249
+    return f"127.0.0.{n}"
+
+
+class ProxyError(kit.KitError):
+    pass
+
+
+class Running:
+    """One proxy process in front of one upstream (address, port)."""
+
+    START_TRIES = 3
+
+    def __init__(self, proxy: Proxy, upstream: tuple[str, int], outdir: Path, tag: str):
+        self.proxy, self.upstream = proxy, upstream
+        self.dir = outdir / f"{tag}.{proxy.name}"
+        self.proc: subprocess.Popen | None = None
+        self.address, self.port = "", 0
+
+    def _write_conf(self) -> Path:
+        shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir.mkdir(parents=True)
+        os.chmod(self.dir, 0o755)   # nginx's and Apache's children run as another user under root
+        text = (CONF / self.proxy.conf).read_text()
+        runas = "User www-data\nGroup www-data" if os.geteuid() == 0 else ""
+        for k, v in {"DIR": str(self.dir), "LISTEN": f"{self.address}:{self.port}",
+                     "UPSTREAM": f"{self.upstream[0]}:{self.upstream[1]}",
+                     "RUNAS": runas}.items():
+            text = text.replace(f"@{k}@", v)
+        conf = self.dir / self.proxy.conf
+        conf.write_text(text)
+        return conf
+
+    def start(self) -> "Running":
+        errors = []
+        for _ in range(self.START_TRIES):
+            self.address = loopback_address()
+            self.port = free_port(self.address)
+            conf = self._write_conf()
+            out = open(self.dir / "stdout.log", "w")
+            try:
+                self.proc = subprocess.Popen(self.proxy.argv(conf), stdout=out,
+                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                             start_new_session=True)
+            finally:
+                out.close()
+            if self._ready(30.0):
+                return self
+            errors.append(self.stop_text())
+        raise ProxyError(f"{self.proxy.name} did not start: " + " | ".join(errors))
+
+    def _ready(self, deadline_s: float) -> bool:
+        """Polls: accepting on its port, its process still running."""
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                with socket.create_connection((self.address, self.port), timeout=1):
+                    return True
+            except OSError:
+                pass
+            time.sleep(0.02)   # a poll's pace, not a synchronisation
+        return False
+
+    def stop(self) -> None:
+        """SIGTERM to the process we started and its group (its workers);
+        KILL after STOP_DEADLINE_S."""
+        p = self.proc
+        if p is None:
+            return
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(kit.STOP_DEADLINE_S)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                p.wait()
+        self.proc = None
+        # the workers of the group, if any outlived their master
+        kit._poll(lambda: not _group_alive(p.pid), kit.STOP_DEADLINE_S)
+
+    def stop_text(self) -> str:
+        self.stop()
+        return " ".join(self.log("stdout.log").split()[-30:] + self.log("error.log").split()[-30:])
+
+    def log(self, name: str) -> str:
+        try:
+            return (self.dir / name).read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+_LIVE: dict[int, Running] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_left() -> None:
+    with _LIVE_LOCK:
+        left = list(_LIVE.values())
+    for r in left:
+        r.stop()
+
+
+import atexit  # noqa: E402
+atexit.register(_stop_left)
+
+
+@dataclass
+class Front:
+    """A server of the row's (real trunk, its flags) behind a fresh proxy."""
+    row: kit.Row
+    proxy: Proxy
+    outdir: Path
+    tag: str
+    flags: list[str]
+    srv: kit.Server | None = None
+    run: Running | None = None
+
+    def __enter__(self) -> "Front":
+        self.srv = kit._server(self.row, self.outdir, self.tag, self.flags).start()
+        try:
+            self.run = Running(self.proxy, (self.srv.address, self.srv.port),
+                               self.outdir, self.tag).start()
+        except BaseException:
+            self.srv.stop()
+            raise
+        with _LIVE_LOCK:
+            _LIVE[id(self.run)] = self.run
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.run.stop()
+        with _LIVE_LOCK:
+            _LIVE.pop(id(self.run), None)
+        self.srv.stop()
+
+    @property
+    def at(self) -> tuple[str, int]:
+        return self.run.address, self.run.port
+
+
+def _ask(at: tuple[str, int], req: bytes, limit_s: float = 5.0) -> tuple[list[dict], str]:
+    """One request on a fresh client connection: its responses until the
+    first complete one (or EOF, RST, the bound), and how the read ended."""
+    with socket.create_connection(at, timeout=10) as s:
+        s.sendall(req)
+        buf, end = httpwire.read_responses_end(s, 1, limit_s * kit.SLOW)
+    return httpwire.parse_responses(buf), end
+
+
+def _status(resps: list[dict], end: str) -> str:
+    return resps[0]["status"][:3] if resps else end
+
+
+def served(log: str) -> list[str]:
+    """'METHOD PATH STATUS' of every request the server's log says it
+    served, in order."""
+    return [f"{m.group(1)} {m.group(2)} {m.group(3)}" for m in
+            re.finditer(r"\bconn=\d+ req=\d+ .*?method=(\S*) path=(\S*) status=(\d+)", log)]
+
+
+# ---- B3 ---------------------------------------------------------------
+
+B3_N = 30
+
+
+def measure_b3(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """Requests 2..B3_N on one client connection through the proxy (which
+    sends them on its pooled upstream connection) against a fresh direct
+    connection to the server per request, same server, same run,
+    interleaved request by request so that load hits both alike."""
+    with Front(row, proxy, outdir, "b3", kit.HORSE) as fr:
+        proxied, direct = [], []
+        with socket.create_connection(fr.at, timeout=10) as s:
+            for i in range(B3_N):
+                t = time.monotonic()
+                s.sendall(httpwire.get("/ping"))
+                resp = httpwire.parse_responses(httpwire.read_responses(s, 1, 5.0 * kit.SLOW))
+                if not resp or resp[0]["body"] != b"pong":
+                    raise kit.KitError(f"request {i + 1} through {proxy.name}: {resp!r}")
+                if i:
+                    proxied.append((time.monotonic() - t) * 1e6)
+                t = time.monotonic()
+                got, _ = _ask((fr.srv.address, fr.srv.port), httpwire.get("/ping"))
+                if not got or got[0]["body"] != b"pong":
+                    raise kit.KitError(f"direct request {i + 1}: {got!r}")
+                direct.append((time.monotonic() - t) * 1e6)
+    conns = {}
+    for c, n in kit.served_requests(fr.srv.log):
+        conns[c] = max(n, conns.get(c, 0))
+    upstream_most = max(conns.values(), default=0)
+    p50 = sorted(proxied)[len(proxied) // 2]
+    d50 = sorted(direct)[len(direct) // 2]
+    data = {"proxied_p50_us": round(p50), "direct_p50_us": round(d50),
+            "ratio_p50": p50 / d50, "upstream_most_requests_on_one_connection": upstream_most}
+    fig = (f"requests 2..{B3_N} through {proxy.name} {p50 / 1000:.2f} ms (median), "
+           f"{p50 / d50:.1f}x a fresh direct connection's {d50 / 1000:.2f} ms; "
+           f"the server's busiest connection (the proxy's) served {upstream_most}")
+    if upstream_most < B3_N:
+        return kit.Verdict("inconclusive", fig + ": upstream reuse not proven", data)
+    state = kit.b3_against(p50, [d50])
+    return kit.Verdict({"stall": R, "clean": F}.get(state, "inconclusive"), fig, data)
+
+
+# ---- B4 ---------------------------------------------------------------
+
+# The server's own B4 setting (KeepConnections off: it closes after every
+# response, unannounced), back to back; then keep-alive on with a short
+# time-out and the next request sent around it.
+B4_ROUNDS = 6
+B4_TIMEOUT_MS = 100
+B4_GAPS_MS = (98, 99, 99.5, 100, 100.5, 101, 102)
+B4_KA = ["--thread-mode", "thread", "--keep-connections",
+         "--keep-connection-timeout", str(B4_TIMEOUT_MS)]
+POST = b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: 5\r\n\r\nhello"
+
+
+def _proxy_retries(proxy: Proxy, run: Running) -> int:
+    """Upstream attempts the proxy made again, from its own logs: nginx's
+    $upstream_status lists each attempt, haproxy's %rc counts retries,
+    Apache logs each failed backend read (AH01102) or send (AH01084)."""
+    if proxy.name == "nginx":
+        return sum(line.split("upstream=", 1)[1].count(",") for line in run.log("access.log").splitlines()
+                   if "upstream=" in line)
+    if proxy.name == "haproxy":
+        return sum(int(m.group(1)) for m in re.finditer(r"retries=\+?(\d+)", run.log("stdout.log")))
+    return len(re.findall(r"AH01102|AH01084|AH00957", run.log("error.log")))
+
+
+def b4_run(row: kit.Row, proxy: Proxy, outdir: Path, tag: str, flags: list[str],
+           gaps: tuple) -> tuple[dict[str, dict[str, int]], int]:
+    """A GET, then (after gap ms) a GET or a POST on the same client
+    connection, on a fresh client connection each time: the proxy sends
+    the second on its pooled upstream connection.  The client's statuses
+    by method, and the upstream attempts the proxy made again."""
+    counts: dict[str, dict[str, int]] = {"GET": {}, "POST": {}}
+    with Front(row, proxy, outdir, tag, flags) as fr:
+        for _ in range(B4_ROUNDS):
+            for gap in gaps:
+                for method, req in (("GET", httpwire.get("/ping")), ("POST", POST)):
+                    with socket.create_connection(fr.at, timeout=10) as s:
+                        s.sendall(httpwire.get("/ping"))
+                        httpwire.read_responses(s, 1, 5.0 * kit.SLOW)
+                        if gap:
+                            time.sleep(gap / 1000)   # the gap measured around, not a wait for readiness
+                        s.sendall(req)
+                        buf, end = httpwire.read_responses_end(s, 1, 5.0 * kit.SLOW)
+                    st = _status(httpwire.parse_responses(buf), end)
+                    counts[method][st] = counts[method].get(st, 0) + 1
+    return counts, _proxy_retries(proxy, fr.run)
+
+
+def _b4_said(counts: dict, retries: int, proxy: Proxy) -> str:
+    bad = {m: sum(n for s, n in c.items() if s != "200") for m, c in counts.items()}
+    return (f"{sum(counts['GET'].values())} GET, {sum(counts['POST'].values())} POST: "
+            f"{proxy.name} retried {retries}, not 200 for the client GET {bad['GET']}, "
+            f"POST {bad['POST']}")
+
+
+def measure_b4(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """The verdict: the server's B4 setting (KeepConnections off, every
+    response followed by an unannounced close), requests back to back.
+    Beside it, figures only: keep-alive on with a B4_TIMEOUT_MS time-out
+    and the next request sent around it (a race between the proxy's send
+    and the server's close, which no header announces: its counts vary
+    with the machine's load, so they decide nothing)."""
+    off, off_retries = b4_run(row, proxy, outdir, "b4", [], (0,))
+    ka, ka_retries = b4_run(row, proxy, outdir, "b4-timeout", B4_KA, B4_GAPS_MS)
+    data = {"statuses": off, "proxy_retries": off_retries,
+            "around_timeout": {"statuses": ka, "proxy_retries": ka_retries,
+                               "timeout_ms": B4_TIMEOUT_MS, "gaps_ms": list(B4_GAPS_MS)}}
+    fig = (f"KeepConnections off, back to back: {_b4_said(off, off_retries, proxy)}; "
+           f"around a {B4_TIMEOUT_MS} ms keep-alive time-out ({B4_GAPS_MS[0]}-{B4_GAPS_MS[-1]} ms "
+           f"gaps): {_b4_said(ka, ka_retries, proxy)}")
+    failed = sum(n for c in off.values() for s, n in c.items() if s != "200")
+    if failed or off_retries:
+        return kit.Verdict(R, fig, data)
+    return kit.Verdict(NA, f"absorbed: {proxy.name} saw every unannounced close on an idle "
+                       f"upstream connection before it sent a request there; {fig}", data)
+
+
+# ---- B10, B12, B17: does the proxy pass it on? --------------------------
+
+class Recorder:
+    """A stand-in upstream that answers nothing and records, per
+    connection, the bytes the proxy sent it: what reaches a server."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.address, self.port = self.sock.getsockname()
+        self.got: list[bytearray] = []
+        self.lock = threading.Lock()
+        self.stop_r, self.stop_w = os.pipe()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        import select
+        conns: dict[socket.socket, bytearray] = {}
+        try:
+            while True:
+                r, _, _ = select.select([self.sock, self.stop_r, *conns], [], [])
+                if self.stop_r in r:
+                    return
+                for s in r:
+                    if s is self.sock:
+                        c, _ = self.sock.accept()
+                        buf = bytearray()
+                        with self.lock:
+                            self.got.append(buf)
+                        conns[c] = buf
+                        continue
+                    try:
+                        chunk = s.recv(65536)
+                    except OSError:
+                        chunk = b""
+                    if not chunk:
+                        s.close()
+                        del conns[s]
+                        continue
+                    with self.lock:
+                        conns[s].extend(chunk)
+        finally:
+            for c in conns:
+                c.close()
+
+    def received(self) -> bytes:
+        with self.lock:
+            return b"".join(bytes(b) for b in self.got)
+
+    def close(self) -> None:
+        os.write(self.stop_w, b"x")
+        self.thread.join()
+        self.sock.close()
+        os.close(self.stop_r)
+        os.close(self.stop_w)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# How long the stand-in waits for what a proxy that passes a request on
+# sends at once: a bound on a wait (nginx and Apache start their upstream
+# request within a millisecond of the head), never a verdict on speed.
+PASS_BOUND_S = 1.0
+
+
+def _recorded(proxy: Proxy, outdir: Path, tag: str, client) -> tuple[bytes, object]:
+    """client(at) against the proxy in front of a Recorder: what the
+    upstream received while client ran, and client's result."""
+    with Recorder() as rec:
+        with Running(proxy, (rec.address, rec.port), outdir, tag) as run:
+            res = client((run.address, run.port), rec)
+        return rec.received(), res
+
+
+def _wait_upstream(rec: Recorder, needle: bytes, bound_s: float) -> bool:
+    return kit._poll(lambda: needle in rec.received(), bound_s * kit.SLOW)
+
+
+def measure_b10(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """A POST with Expect: 100-continue and its body held back.  In front
+    of the stand-in (which never sends 100): a 100 the client gets is the
+    proxy's own (absorbed).  Else the server behind decides: the real
+    server's 100 within curl's 1 s wait, or none."""
+    head = (b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: 5\r\n"
+            b"Expect: 100-continue\r\n\r\n")
+
+    def client(at, rec):
+        with socket.create_connection(at, timeout=10) as s:
+            s.sendall(head)
+            buf, end, _ = httpwire._read(s, PASS_BOUND_S * kit.SLOW,
+                                         lambda b: b"\r\n\r\n" in b)
+            upstream = _wait_upstream(rec, b"\r\n\r\n", 0.2) if rec else None
+            return buf, end, upstream
+
+    got, (buf, end, _) = _recorded(proxy, outdir, "b10-standin", client)
+    expect_passed = b"expect:" in got.lower()
+    own_100 = buf.startswith(b"HTTP/1.1 100")
+    data = {"proxy_sends_100": own_100, "upstream_got_expect": expect_passed,
+            "upstream_got_head": b"\r\n\r\n" in got}
+    if own_100:
+        return kit.Verdict(NA, f"absorbed: {proxy.name} answers Expect: 100-continue itself "
+                           f"(100 to the client before the body, from no upstream); the "
+                           f"server got {'the' if expect_passed else 'no'} Expect field", data)
+    with Front(row, proxy, outdir, "b10", kit.HORSE) as fr:
+        buf, end, _ = client(fr.at, None)
+    data["server_100"] = buf.startswith(b"HTTP/1.1 100")
+    fig = (f"{proxy.name} passes Expect on (upstream got it: {expect_passed}); through it the "
+           f"real server's 100 in {PASS_BOUND_S:g} s: {data['server_100']}")
+    return kit.Verdict(F if data["server_100"] else R, fig, data)
+
+
+def measure_b12(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """A head announcing kit.B12_ANNOUNCED bytes and 10 of them: does the
+    proxy send the head on before the body is all in (passes the
+    allocation to the server) or buffer the body first (absorbed)?
+    Passed: the real server behind the proxy, its accessible address
+    space before and after (kit.tree_accessible_kib)."""
+    head = (f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: {kit.B12_ANNOUNCED}\r\n\r\n"
+            ).encode() + kit.B12_SENT
+
+    def client(at, rec):
+        with socket.create_connection(at, timeout=10) as s:
+            s.sendall(head)
+            return _wait_upstream(rec, b"\r\n\r\n", PASS_BOUND_S)
+
+    got, passed = _recorded(proxy, outdir, "b12-standin", client)
+    data = {"upstream_got_head_before_body": passed}
+    if not passed:
+        return kit.Verdict(NA, f"absorbed: {proxy.name} buffers the body: nothing reached the "
+                           f"upstream in {PASS_BOUND_S:g} s after a head announcing "
+                           f"{kit.B12_ANNOUNCED >> 20} MiB and {len(kit.B12_SENT)} bytes of it", data)
+    with Front(row, proxy, outdir, "b12", kit.HORSE) as fr:
+        pid = fr.srv._server_pid()
+        with socket.create_connection(fr.at, timeout=10) as s:
+            # the proxy's upstream connection and its thread first, then the baseline
+            s.sendall(httpwire.get("/ping"))
+            httpwire.read_responses(s, 1, 5.0 * kit.SLOW)
+            kit._poll(lambda: kit.tree_settled(pid), 2.0 * kit.SLOW)
+            before = kit.tree_accessible_kib(pid)
+            s.sendall(head)
+            kit._poll(lambda: kit.tree_accessible_kib(pid) - before >= (kit.B12_ANNOUNCED >> 10),
+                      PASS_BOUND_S * 2 * kit.SLOW)
+            grew = kit.tree_accessible_kib(pid) - before
+    data["server_grew_kib"] = grew
+    share = grew / (kit.B12_ANNOUNCED >> 10)
+    fig = (f"{proxy.name} sends the head on before the body: the server's address space grew "
+           f"{grew >> 10} MiB for {kit.B12_ANNOUNCED >> 20} MiB announced, "
+           f"{len(kit.B12_SENT)} bytes sent ({share:.2f})")
+    return kit.Verdict(R if share >= 1 else F if share <= 1 / 16 else "inconclusive", fig, data)
+
+
+B17_DRIP = b"GET /ping HTTP/1.1\r\nHost: kit\r\nX-Drip: 0123456789\r\n\r\n"
+B17_CUT = len(B17_DRIP) - 4   # all but the head's last CRLF CRLF
+
+
+def measure_b17(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """A request head sent all but its end, then held: does any of it
+    reach the upstream before the head is complete?  A proxy that parses
+    the head before it connects absorbs the drip (its own time-outs bound
+    it); one that streams it passes the server what it gets."""
+    def client(at, rec):
+        with socket.create_connection(at, timeout=10) as s:
+            s.sendall(B17_DRIP[:B17_CUT])
+            early = _wait_upstream(rec, b"GET", PASS_BOUND_S)
+            s.sendall(B17_DRIP[B17_CUT:])
+            complete = _wait_upstream(rec, b"\r\n\r\n", 5.0)
+            return early, complete
+
+    got, (early, complete) = _recorded(proxy, outdir, "b17-standin", client)
+    data = {"upstream_got_part_of_head": early, "upstream_got_head_once_complete": complete}
+    if not complete:
+        raise kit.KitError(f"{proxy.name} sent the complete head on to no upstream")
+    if not early:
+        return kit.Verdict(NA, f"absorbed: {proxy.name} reads the whole head before it sends "
+                           f"the request on: nothing of {B17_CUT} of {len(B17_DRIP)} bytes "
+                           f"reached the upstream in {PASS_BOUND_S:g} s, the head at once "
+                           f"when complete", data)
+    return kit.Verdict("inconclusive", f"{proxy.name} streams a head it has not parsed: "
+                       "measure the server directly (the matrix's B17)", data)
+
+
+# ---- B11 ----------------------------------------------------------------
+
+# The matrix's ambiguous framings (kit.B11_PROBES, a GET hidden in the
+# body) and the conformance table's other framing cases (tests/hostile/
+# conformance.c, RFC 9112 6.1, 6.3, 5.1, 5.2): name, request line's
+# version, head fields, body.
+B11_FRAMINGS = tuple((n, "1.1", h, b) for n, h, b in kit.B11_PROBES) + (
+    ("te-not-final-chunked", "1.1", "Transfer-Encoding: gzip\r\n", "hello"),
+    ("te-in-http10", "1.0", "Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n"
+     "Content-Length: 3\r\n", "5\r\nhello\r\n0\r\n\r\n"),
+    ("cl-list-same", "1.1", "Content-Length: 5, 5\r\n", "hello"),
+    ("cl-invalid", "1.1", "Content-Length: abc\r\n", ""),
+    ("cl-negative", "1.1", "Content-Length: -5\r\n", ""),
+    ("cl-plus-sign", "1.1", "Content-Length: +5\r\n", "hello"),
+    ("cl-obs-fold-value", "1.1", "Content-Length:\r\n 5\r\n", "hello"),
+)
+# The next client's request, on the proxy's pooled upstream connection:
+# a POST whose echo is its own, so that an answer to another request
+# (the hidden GET's pong) is not taken for it.
+B11_NEXT_BODY = b"next-client"
+B11_NEXT = (b"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: %d\r\n\r\n"
+            % len(B11_NEXT_BODY) + B11_NEXT_BODY)
+
+
+def proxy_requests(proxy: Proxy, run: Running) -> list[str]:
+    """'METHOD PATH' of every request the proxy's own request log has."""
+    text = run.log("stdout.log" if proxy.name == "haproxy" else "access.log")
+    return [" ".join(line.split()[:2]) for line in text.splitlines()
+            if re.match(r"[A-Z]+ /", line)]
+
+
+def b11_one(row: kit.Row, proxy: Proxy, outdir: Path, name: str, version: str,
+            fields: str, body: str) -> dict:
+    req = f"POST /echo HTTP/{version}\r\nHost: kit\r\n{fields}\r\n{body}".encode()
+    with Front(row, proxy, outdir, f"b11-{name}", kit.HORSE) as fr:
+        with socket.create_connection(fr.at, timeout=10) as s:
+            s.sendall(req)
+            buf, end = httpwire.read_responses_end(s, 1, 3.0 * kit.SLOW)
+        answer = _status(httpwire.parse_responses(buf), end)
+        nxt, nend = _ask(fr.at, B11_NEXT)
+    got = served(fr.srv.log)
+    asked = proxy_requests(proxy, fr.run)
+    next_ok = bool(nxt) and nxt[0]["status"][:3] == "200" and nxt[0]["body"] == B11_NEXT_BODY
+    return {"proxy_answer": answer, "server_received": got,
+            "next_client": _status(nxt, nend) + ("" if next_ok or not nxt else " (not its answer)"),
+            "next_ok": next_ok,
+            "proxy_forwarded": asked,
+            # the hidden GET served by the server, and not as a request the
+            # proxy itself read (its log has it then: both agree where the
+            # POST ended, as with a pipelined GET)
+            "hidden_served": (sum(1 for g in got if g.startswith("GET "))
+                              > sum(1 for a in asked if a.startswith("GET "))),
+            "server_rejected": [g for g in got if g.startswith("POST ") and g.split()[-1] in kit.B11_REJECT]}
+
+
+def measure_b11(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """Each framing on a fresh server behind a fresh proxy, then another
+    client's request, which the proxy sends on the pooled upstream
+    connection: out of step (not its 200 pong) or a hidden request
+    served is the defect; a framing the proxy rejects, or rewrites into one
+    unambiguous framing, is absorbed."""
+    probes = {n: b11_one(row, proxy, outdir, n, v, h, b) for n, v, h, b in B11_FRAMINGS}
+    desync = [n for n, p in probes.items() if not p["next_ok"]]
+    hidden = [n for n, p in probes.items() if p["hidden_served"]]
+    # passed on: the server got the probe (more than the next client's POST)
+    forwarded = [n for n, p in probes.items() if len(p["server_received"]) > 1]
+    fig = (f"{len(B11_FRAMINGS)} framings through {proxy.name}: next client out of step after "
+           f"{len(desync)} ({', '.join(desync) or 'none'}), hidden request served "
+           f"{len(hidden)}; " + "; ".join(
+               f"{n}: {proxy.name} {p['proxy_answer']}, server got "
+               f"[{', '.join(p['server_received']) or '-'}], next {p['next_client']}"
+               for n, p in probes.items()))
+    data = {"probes": probes, "desync": desync, "hidden": hidden, "forwarded": forwarded}
+    if desync or hidden:
+        return kit.Verdict(R, fig, data)
+    if "B11" in patchset.fixed_by(row.variant):
+        return kit.Verdict(F, fig, data)
+    return kit.Verdict(NA, f"absorbed: {proxy.name} rejects each framing or rewrites it into "
+                       f"one framing the server reads alike; {fig}", data)
+
+
+# ---- rows -------------------------------------------------------------
+
+MEASURES = {"B3": measure_b3, "B4": measure_b4, "B10": measure_b10, "B11": measure_b11,
+            "B12": measure_b12, "B17": measure_b17}
+# Why the other columns are not measured through a proxy.
+NOT_HERE = {
+    "B1": "server-side: the OnAllowConnect hook is the server's, the same behind a proxy "
+          "(the direct rows decide it)",
+    "B2": "a proxy sends one request at a time on an upstream connection: no pipelining "
+          "reaches the server",
+    "B5": "a proxy sends one request at a time on an upstream connection: no request "
+          "pipelined after a body reaches the server",
+    "B6": "the server's thread mode, not what the proxy sends (the direct rows decide it)",
+    "B7": "the server's thread pool under load, not what the proxy sends (the direct rows)",
+    "B8": "descriptors above 1023 in the server, not what the proxy sends (the direct rows)",
+    "B9": "the server's polled and pool modes, not what the proxy sends (the direct rows)",
+    "B13": "the proxies send HTTP/1.1 upstream (nginx: proxy_http_version 1.1): no "
+           "HTTP/1.0 persistence reaches the server",
+    "B14": "not measured through a proxy here (the direct rows decide it)",
+    "B15": "the server's stop, not what the proxy sends (the direct rows decide it)",
+    "B16": "not measured through a proxy here (the direct rows decide it)",
+    "B18": "not measured through a proxy here (the direct rows decide it)",
+    "B19": "not measured through a proxy here (the direct rows decide it)",
+    "B20": "not measured through a proxy here (the direct rows decide it)",
+}
+REAL_TRUNK = kit.BUILD / "real-trunk"
+# What each proxy was measured to absorb (the expectations; the measures
+# decide from counts, these say what the run must show).
+ABSORBS = {"nginx": {"B4", "B10", "B11", "B12", "B17"},
+           "haproxy": {"B4", "B17"},
+           "apache": {"B4", "B11", "B12", "B17"}}
+
+
+def fixes() -> list[str]:
+    """The fixes that change what a proxy can see: those of the columns
+    measured through it but B17's (a head is parsed by every proxy before
+    it goes upstream: measured absorbed on each)."""
+    return [f for d in MEASURES if d != "B17" for f in patchset.fixing(d)]
+
+
+def row_name(variant: str, proxy: str) -> str:
+    return f"real trunk behind {proxy}" if variant == "stock" else \
+        f"real trunk + {variant} behind {proxy}"
+
+
+def measured_in(variant: str) -> list[str]:
+    """The columns a row measures: all of them on stock and all, a fix's
+    own defect elsewhere (the others are the stock row's)."""
+    if variant in ("stock", "all"):
+        return list(MEASURES)
+    return [d for d in MEASURES if d in patchset.fixed_by(variant)]
+
+
+def rows() -> tuple[list[kit.Row], list[str]]:
+    """The proxy rows, and why any cannot run here (a missing package)."""
+    out, skipped = [], []
+    for name, p in PROXIES.items():
+        if not p.found():
+            skipped.append(f"rows behind {name} [SKIP] no {p.exe} (Debian package {p.package}: "
+                           "scripts/require-packages.sh installs it)")
+            continue
+        for v in ["stock", *fixes(), "all"]:
+            fixed = patchset.fixed_by(v) if v != "stock" else []
+            exp = {}
+            for d in kit.DEFECTS:
+                if d not in MEASURES or d not in measured_in(v):
+                    exp[d] = NA
+                elif d in ABSORBS[name] and not (d == "B11" and d in fixed):
+                    exp[d] = NA
+                else:
+                    exp[d] = F if d in fixed else R
+            target = [d for d in measured_in(v) if exp[d] == F]
+            row = kit.Row(row_name(v, name), v, expect=exp, target=target,
+                          path=REAL_TRUNK / v / "fpserver",
+                          note=f"real TFPHttpServer, Pascal set '{v}', behind {name} "
+                               f"{p.version()} (repro/proxy/{p.conf})")
+            row.proxy = name
+            out.append(row)
+    return out, skipped
+
+
+def measure(col: str, row: kit.Row, outdir: Path) -> kit.Verdict:
+    """A proxy row's column: measured through its proxy (retried as the
+    kit retries), or n/a with the reason."""
+    proxy = PROXIES[row.proxy]
+    if col not in MEASURES:
+        why = NOT_HERE.get(col.split(".")[0], "the wire of the direct rows (no capture through "
+                           "a proxy)")
+        return kit.Verdict(NA, why)
+    if col not in measured_in(row.variant):
+        return kit.Verdict(NA, f"not measured in this row (its fix targets "
+                           f"{', '.join(patchset.fixed_by(row.variant))}): the stock row behind "
+                           f"{proxy.name} has it")
+    return kit.retried(lambda d: MEASURES[col](row, proxy, d), outdir / f"{col}", col)
+
+
+def main() -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--list", action="store_true", help="the rows, with their expectations")
+    ap.add_argument("--try", nargs="+", metavar=("PROXY", "VARIANT"), dest="try_",
+                    help="measure one proxy row's columns now (VARIANT: default stock)")
+    args = ap.parse_args()
+    if args.try_:
+        v = args.try_[1] if len(args.try_) > 1 else "stock"
+        row = next(r for r in rows()[0] if r.name == row_name(v, args.try_[0]))
+        out = Path(tempfile.mkdtemp(prefix="proxies."))
+        for col in measured_in(v):
+            got = measure(col, row, out)
+            print(f"{row.name}: {col} {got.state} (expected {row.expect[col]}): {got.figure}")
+        print(f"evidence in {out}")
+        return 0
+    rs, skipped = rows()
+    for r in rs:
+        print(r.name, {d: s for d, s in r.expect.items() if d in MEASURES})
+    for s in skipped:
+        print("TEST: matrix", s)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
