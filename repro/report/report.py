@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
 import patchset  # noqa: E402
+import proxies  # noqa: E402
 import sweep_report  # noqa: E402
 import upstream_texts  # noqa: E402
 
@@ -532,7 +533,9 @@ def block_head(doc: dict, defect: str) -> str:
     return (upstream_texts.tracker_head(defect, title_of(defect), version_322(doc, defect),
                                         patchset.security().get(defect, "")) +
             f"- Evidence: the fphttpserver reproducer kit, `make repro` "
-            f"(run {env.get('date_utc')}, kit commit {env.get('commit')})")
+            f"(run {env.get('date_utc')}, kit commit {env.get('commit')})"
+            # behind nginx, haproxy, Apache (proxies.py); never for a security-relevant defect
+            + ("" if defect in patchset.security() else "\n" + proxies.impact_line(doc, defect)))
 
 
 # Where an upstream routine starts in the snapshot the kit follows.
