@@ -647,7 +647,10 @@ def main() -> int:
     wire = [] if no_capture else list(kit.CAPTURES)
     inputs = reuse.inputs([r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE],
                           {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
-                           "fault_row": args.fault_row})
+                           "fault_row": args.fault_row,
+                           # the proxies' own programs (their configs are kit files)
+                           **({"proxies": proxies.versions()}
+                              if any(getattr(r, "proxy", None) for r in rows) else {})})
     if args.reuse:
         doc, src, why = reuse.passed_run([Path(d) for d in args.reuse], "matrix.json", inputs)
         if doc:
