@@ -30,6 +30,7 @@ Usage: repro/harness/proxies.py [--list] [--try PROXY [VARIANT]]
 """
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -114,6 +115,22 @@ def loopback_address() -> str:
     return f"127.0.0.{n}"
 
 
+# Proxies started and not stopped yet, stopped when the kit's process exits
+# (a measure that raised between a start and its stop must not leave one).
+_LIVE: dict[int, "Running"] = {}
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_left() -> None:
+    with _LIVE_LOCK:
+        left = list(_LIVE.values())
+    for r in left:
+        r.stop()
+
+
+atexit.register(_stop_left)
+
+
 class ProxyError(kit.KitError):
     pass
 
@@ -157,6 +174,8 @@ class Running:
             finally:
                 out.close()
             if self._ready(30.0):
+                with _LIVE_LOCK:
+                    _LIVE[id(self)] = self
                 return self
             errors.append(self.stop_text())
         raise ProxyError(f"{self.proxy.name} did not start: " + " | ".join(errors))
@@ -195,6 +214,8 @@ class Running:
                     pass
                 p.wait()
         self.proc = None
+        with _LIVE_LOCK:
+            _LIVE.pop(id(self), None)
         # the workers of the group, if any outlived their master
         kit._poll(lambda: not _group_alive(p.pid), kit.STOP_DEADLINE_S)
 
@@ -225,21 +246,6 @@ def _group_alive(pgid: int) -> bool:
         return True
 
 
-_LIVE: dict[int, Running] = {}
-_LIVE_LOCK = threading.Lock()
-
-
-def _stop_left() -> None:
-    with _LIVE_LOCK:
-        left = list(_LIVE.values())
-    for r in left:
-        r.stop()
-
-
-import atexit  # noqa: E402
-atexit.register(_stop_left)
-
-
 @dataclass
 class Front:
     """A server of the row's (real trunk, its flags) behind a fresh proxy."""
@@ -259,14 +265,10 @@ class Front:
         except BaseException:
             self.srv.stop()
             raise
-        with _LIVE_LOCK:
-            _LIVE[id(self.run)] = self.run
         return self
 
     def __exit__(self, *exc) -> None:
         self.run.stop()
-        with _LIVE_LOCK:
-            _LIVE.pop(id(self.run), None)
         self.srv.stop()
 
     @property
@@ -693,10 +695,44 @@ def measure_b11(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
                        f"one framing the server reads alike; {fig}", data)
 
 
+# ---- B14 ----------------------------------------------------------------
+
+def measure_b14(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """HEAD, then another client's request on the proxy's pooled upstream
+    connection: a response to HEAD that carries content (the defect)
+    leaves those bytes where the proxy reads the next response.  The next
+    client's answer (its own echo, or not) decides; the proxy's answer to
+    the HEAD and what the server served are figures."""
+    with Front(row, proxy, outdir, "b14", kit.HORSE) as fr:
+        with socket.create_connection(fr.at, timeout=10) as s:
+            s.sendall(f"HEAD {kit.B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
+            buf, end = httpwire.read_head_end(s, 5.0 * kit.SLOW)
+        head = httpwire.parse_head(buf)
+        nxt, nend = _ask(fr.at, B11_NEXT)
+        asked = proxy_requests(proxy, fr.run)
+    got = served(fr.srv.log)
+    conns = [c for c, _ in kit.served_requests(fr.srv.log)]
+    same = len(conns) == 2 and conns[0] == conns[1]
+    next_ok = bool(nxt) and nxt[0]["status"][:3] == "200" and nxt[0]["body"] == B11_NEXT_BODY
+    said = _status(nxt, nend) + ("" if next_ok or not nxt else " (not its answer)")
+    data = {"same_upstream_connection": same, "head_answer": head["status"][:3] if head else end, "next_client": said,
+            "next_ok": next_ok, "server_received": got, "proxy_forwarded": asked}
+    fig = (f"HEAD {kit.B14_TARGET} through {proxy.name}: {data['head_answer']}; then another "
+           f"client's POST: {said}, on the HEAD's upstream connection: {same}; server served "
+           f"[{', '.join(got) or '-'}]")
+    if not next_ok:
+        return kit.Verdict(R, fig, data)
+    if "B14" in patchset.fixed_by(row.variant):
+        return kit.Verdict(F, fig, data)
+    how = ("reuses the HEAD's upstream connection, and the next client gets its own answer"
+           if same else "sends the next request on another upstream connection than the HEAD's")
+    return kit.Verdict(NA, f"absorbed: {proxy.name} {how}; {fig}", data)
+
+
 # ---- rows -------------------------------------------------------------
 
 MEASURES = {"B3": measure_b3, "B4": measure_b4, "B10": measure_b10, "B11": measure_b11,
-            "B12": measure_b12, "B17": measure_b17}
+            "B12": measure_b12, "B14": measure_b14, "B17": measure_b17}
 # Why the other columns are not measured through a proxy.
 NOT_HERE = {
     "B1": "server-side: the OnAllowConnect hook is the server's, the same behind a proxy "
@@ -711,7 +747,6 @@ NOT_HERE = {
     "B9": "the server's polled and pool modes, not what the proxy sends (the direct rows)",
     "B13": "the proxies send HTTP/1.1 upstream (nginx: proxy_http_version 1.1): no "
            "HTTP/1.0 persistence reaches the server",
-    "B14": "not measured through a proxy here (the direct rows decide it)",
     "B15": "the server's stop, not what the proxy sends (the direct rows decide it)",
     "B16": "not measured through a proxy here (the direct rows decide it)",
     "B18": "not measured through a proxy here (the direct rows decide it)",
@@ -721,9 +756,9 @@ NOT_HERE = {
 REAL_TRUNK = kit.BUILD / "real-trunk"
 # What each proxy was measured to absorb (the expectations; the measures
 # decide from counts, these say what the run must show).
-ABSORBS = {"nginx": {"B4", "B10", "B11", "B12", "B17"},
-           "haproxy": {"B4", "B17"},
-           "apache": {"B4", "B11", "B12", "B17"}}
+ABSORBS = {"nginx": {"B4", "B10", "B11", "B12", "B14", "B17"},
+           "haproxy": {"B4", "B14", "B17"},
+           "apache": {"B4", "B11", "B12", "B14", "B17"}}
 
 
 def fixes() -> list[str]:
@@ -760,7 +795,7 @@ def rows() -> tuple[list[kit.Row], list[str]]:
             for d in kit.DEFECTS:
                 if d not in MEASURES or d not in measured_in(v):
                     exp[d] = NA
-                elif d in ABSORBS[name] and not (d == "B11" and d in fixed):
+                elif d in ABSORBS[name] and not (d in ("B11", "B14") and d in fixed):
                     exp[d] = NA
                 else:
                     exp[d] = F if d in fixed else R
