@@ -854,6 +854,21 @@ if __name__ == "__main__":
 
 # ---- the texts ---------------------------------------------------------
 
+def is_proxy_row(r: dict) -> bool:
+    """A matrix.json row of this module's."""
+    return any(r["row"].endswith(f" behind {name}") for name in PROXIES)
+
+
+def summary(rows: list[dict]) -> str:
+    """REPORT.md's one line for the rows behind the proxies (their table is
+    the run's output; what they show, per defect, each tracker text's
+    'Impact behind a reverse proxy' line)."""
+    ok = sum(1 for r in rows if r["as_expected"] and r["criteria_met"])
+    return (f"Behind nginx, haproxy and Apache (`repro/harness/proxies.py`, configs in "
+            f"`repro/proxy/`): {len(rows)} rows, {ok} as expected; what each proxy passes on "
+            f"or absorbs is in each tracker text's \"Impact behind a reverse proxy\" line.")
+
+
 def impact_line(doc: dict, defect: str) -> str:
     """report/Bn.md's 'Impact behind a reverse proxy' line, from a run's
     rows behind the proxies (their stock rows)."""
