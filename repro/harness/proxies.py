@@ -10,21 +10,28 @@ directory of the measure's evidence; stopped by PID (never by name).
 Rows (matrix.py registers them: rows()): the real trunk, stock, each fix
 that changes what a proxy sees, and all, behind each proxy.  A row
 measures through the proxy the defects a proxy can carry:
-  B3   same-run ratio: requests 2..N on one client connection through the
-       proxy (the proxy's reused upstream connection) over a fresh direct
-       connection to the server per request
-  B4   the server closes its kept connection unannounced: requests, GET
-       and POST, sent as the proxy's pooled upstream connection is closed;
-       counts of what the proxy retried (its own log) and of the 502s the
-       client got
+  B3   requests 2..30 back to back on one client connection through the
+       proxy (its reused upstream connection) against requests after a
+       300 ms idle gap on the same path (the matrix's idle-gap control);
+       the kit's probe as the client; a count of stalled requests decides
+  B4   the server's unannounced close (KeepConnections off) with 8
+       clients at once, GET and POST in turn: how many requests the proxy
+       sent again (its own log) and how many the client lost (502, or
+       closed unanswered); beside it, as figures, one client's requests
+       around a 100 ms keep-alive time-out
   B10  Expect: 100-continue: the proxy answers it itself, or passes it on
-  B12, B17  the proxy buffers the body (the head) before the server sees
-       the request (absorbed), or passes the server what it gets
+  B12, B17  the proxy buffers the body (the head) before any of it goes
+       upstream (absorbed), or passes the server what it gets
   B11  each ambiguous framing of the matrix and of the conformance table,
        then a request from another client on the proxy's pooled upstream
-       connection (confidential: report/confidential/)
-The other columns are n/a with the reason.  A fix row measures the
-columns of the defects it fixes; its others are the stock row's.
+       connection (what it shows is confidential: report/confidential/)
+  B14  a HEAD, then another client's request on the pooled connection
+  B18, B20  an empty line before a request, a target in absolute form:
+       rewritten by the proxy (absorbed) or passed on
+Absorbed, passed on or not, is decided from what the server (or a
+recording stand-in upstream) received, never assumed; the other columns
+are n/a with the reason.  A fix row measures the columns of the defects
+it fixes; its others are the stock row's.
 
 Usage: repro/harness/proxies.py [--list] [--try PROXY [VARIANT]]
 """
@@ -514,7 +521,7 @@ def measure_b4(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     proxy's send and the server's close that no header can announce)."""
     off, off_retries = b4_concurrent(row, proxy, outdir)
     ka, ka_retries = b4_run(row, proxy, outdir, "b4-timeout", B4_KA, B4_GAPS_MS)
-    data = {"statuses": off, "proxy_retries": off_retries,
+    data = {"statuses": off, "proxy_retries": off_retries, "clients": B4_CLIENTS,
             "around_timeout": {"statuses": ka, "proxy_retries": ka_retries,
                                "timeout_ms": B4_TIMEOUT_MS, "gaps_ms": list(B4_GAPS_MS)}}
     fig = (f"KeepConnections off, {B4_CLIENTS} clients at once: {_b4_said(off, off_retries, proxy)} "
@@ -638,8 +645,9 @@ def measure_b10(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     with Front(row, proxy, outdir, "b10", kit.HORSE) as fr:
         buf, end, _ = client(fr.at, None)
     data["server_100"] = buf.startswith(b"HTTP/1.1 100")
-    fig = (f"{proxy.name} passes Expect on (upstream got it: {expect_passed}); through it the "
-           f"real server's 100 in {PASS_BOUND_S:g} s: {data['server_100']}")
+    fig = (f"{proxy.name} passes Expect: 100-continue on to the server (the stand-in got it: "
+           f"{expect_passed}), and " + ("the server's 100 came through it" if data["server_100"]
+                                        else f"no 100 came through it in {PASS_BOUND_S:g} s"))
     return kit.Verdict(F if data["server_100"] else R, fig, data)
 
 
@@ -1032,6 +1040,15 @@ def impact_line(doc: dict, defect: str) -> str:
         if defect == "B3" and v["data"].get("ratio_p50"):
             said += (f" ({v['data']['proxied_p50_us'] / 1000:.1f} ms a reused request, "
                      f"{v['data']['ratio_p50']:.0f}x one after an idle gap)")
+        elif defect == "B4" and v["data"].get("statuses"):
+            st = v["data"]["statuses"]
+            sent = sum(n for c in st.values() for n in c.values())
+            lost = sum(n for c in st.values() for s, n in c.items() if s != "200")
+            said += (f" ({v['data'].get('clients')} clients at once, KeepConnections off: {lost} of {sent} "
+                     f"requests answered 502 or closed unanswered, "
+                     f"{v['data']['proxy_retries']} sent again by the proxy)")
+        elif v["state"] == "reproduced":
+            said += " (" + v["figure"].split("; ", 1)[0] + ")"
         elif v["state"] == "n/a":
             said += " (" + v["figure"].split(": ", 1)[1].split("; ", 1)[0] + ")"
         parts.append(f"{name}: {said}")
