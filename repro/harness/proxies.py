@@ -400,7 +400,7 @@ def measure_b3(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
 # The server's own B4 setting (KeepConnections off: it closes after every
 # response, unannounced), back to back; then keep-alive on with a short
 # time-out and the next request sent around it.
-B4_ROUNDS = 3
+B4_ROUNDS = 2
 B4_TIMEOUT_MS = 100
 B4_GAPS_MS = (98, 99, 99.5, 100, 100.5, 101, 102)
 B4_KA = ["--thread-mode", "thread", "--keep-connections",
@@ -1035,8 +1035,9 @@ def impact_line(doc: dict, defect: str) -> str:
         v = r["verdicts"][defect]
         if defect not in MEASURES:
             continue
-        said = {"reproduced": "reaches the server", "n/a": "absorbed",
-                "fixed": "not seen"}.get(v["state"], v["state"])
+        said = {"reproduced": {"B3": "the stall reaches the client",
+                               "B4": "requests lost"}.get(defect, "passed on to the server"),
+                "n/a": "absorbed", "fixed": "not seen"}.get(v["state"], v["state"])
         if defect == "B3" and v["data"].get("ratio_p50"):
             said += (f" ({v['data']['proxied_p50_us'] / 1000:.1f} ms a reused request, "
                      f"{v['data']['ratio_p50']:.0f}x one after an idle gap)")
