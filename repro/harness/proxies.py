@@ -87,7 +87,10 @@ class Proxy:
     def argv(self, conf: Path) -> list[str]:
         exe = self.found() or self.exe
         if self.name == "nginx":
-            return [exe, "-p", str(conf.parent), "-c", str(conf)]
+            # -e: the error log before the config is read (else the packaged
+            # /var/log/nginx/error.log, which a user who is not root cannot open)
+            return [exe, "-p", str(conf.parent), "-e", str(conf.parent / "error.log"),
+                    "-c", str(conf)]
         if self.name == "haproxy":
             return [exe, "-db", "-f", str(conf)]
         return [exe, "-f", str(conf), "-DFOREGROUND"]
