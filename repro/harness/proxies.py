@@ -876,10 +876,43 @@ def measure_rewrite(defect: str, row: kit.Row, proxy: Proxy, outdir: Path) -> ki
     return kit.Verdict(NA, f"absorbed: {proxy.name} sends the server a plain GET /ping; {fig}", data)
 
 
+# ---- B16 ----------------------------------------------------------------
+
+def measure_b16(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """The matrix's rejected requests (kit.B16_PROBES) and a body over
+    MaxBodySize, sent in full (a proxy that buffers the body then passes
+    it on), through the proxy, each on a fresh client connection: a
+    request the proxy passes on and the server rejects with no answer
+    comes back as the proxy's 502 or a close (lost); one the proxy
+    rejects itself, or the server's own status relayed, is not."""
+    body = 4 * kit.B16_MAX_BODY
+    probes = [(n, req) for n, req, _ in kit.B16_PROBES] + [
+        ("body-too-large", f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: {body}\r\n\r\n"
+         .encode() + b"x" * body)]
+    got = {}
+    with Front(row, proxy, outdir, "b16", kit.HORSE + ["--max-body-size", str(kit.B16_MAX_BODY)]) as fr:
+        for name, req in probes:
+            with socket.create_connection(fr.at, timeout=10) as s:
+                buf, end = kit.send_then_read_to_close(s, req)
+            got[name] = _status(httpwire.parse_responses(buf), end)
+    lost = [n for n, st in got.items() if st in ("502", "503", "504", "EOF", "ECONNRESET", "timeout")]
+    data = {"statuses": got, "lost": lost, "server_received": served(fr.srv.log)}
+    fig = (f"{len(probes)} requests the server rejects, through {proxy.name}: "
+           + ", ".join(f"{n} {st}" for n, st in got.items())
+           + f"; lost (the proxy's 502, or no answer): {len(lost)}")
+    if lost:
+        return kit.Verdict(R, fig, data)
+    if "B16" in patchset.fixed_by(row.variant):
+        return kit.Verdict(F, fig, data)
+    return kit.Verdict(NA, f"absorbed: {proxy.name} rejects them itself or relays the "
+                       f"server's answer; {fig}", data)
+
+
 # ---- rows -------------------------------------------------------------
 
 MEASURES = {"B3": measure_b3, "B4": measure_b4, "B10": measure_b10, "B11": measure_b11,
             "B12": measure_b12, "B14": measure_b14, "B17": measure_b17,
+            "B16": measure_b16,
             "B18": lambda r, p, o: measure_rewrite("B18", r, p, o),
             "B20": lambda r, p, o: measure_rewrite("B20", r, p, o)}
 # Why the other columns are not measured through a proxy.
@@ -897,7 +930,6 @@ NOT_HERE = {
     "B13": "the proxies send HTTP/1.1 upstream (nginx: proxy_http_version 1.1): no "
            "HTTP/1.0 persistence reaches the server",
     "B15": "the server's stop, not what the proxy sends (the direct rows decide it)",
-    "B16": "not measured through a proxy here (the direct rows decide it)",
     "B19": "not measured through a proxy here (the direct rows decide it)",
 }
 REAL_TRUNK = kit.BUILD / "real-trunk"
@@ -1039,7 +1071,9 @@ def impact_line(doc: dict, defect: str) -> str:
         if defect not in MEASURES:
             continue
         said = {"reproduced": {"B3": "the stall reaches the client",
-                               "B4": "requests lost"}.get(defect, "passed on to the server"),
+                               "B4": "requests lost",
+                               "B16": "an unanswered rejection comes back as the proxy's 502"
+                               }.get(defect, "passed on to the server"),
                 "n/a": "absorbed", "fixed": "not seen"}.get(v["state"], v["state"])
         if defect == "B3" and v["data"].get("ratio_p50"):
             said += (f" ({v['data']['proxied_p50_us'] / 1000:.1f} ms a reused request, "
