@@ -839,41 +839,48 @@ def measure_b14(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     return kit.Verdict(NA, f"absorbed: {proxy.name} {how}; {fig}", data)
 
 
-# ---- B18, B20: what a proxy makes of the request --------------------------
+# ---- B2, B5, B18, B20: what a proxy makes of the request -----------------
 
-# B18: an empty line before the request line (after a POST on the same
-# client connection, as a client that ends a body with an extra CRLF
-# sends it); B20: the absolute form of the target.
+# What the client sends in one write, how many answers it waits for (the
+# last a GET /ping's pong), and what it is.  B2: three GETs pipelined; B5:
+# a POST with a body and a GET after it; B18: an empty line before a GET
+# (after a POST on the same client connection, as a client that ends a
+# body with an extra CRLF sends it); B20: the absolute form of the target.
+PING = b"GET /ping HTTP/1.1\r\nHost: kit\r\n\r\n"
 REWRITES = {
-    "B18": (B11_NEXT + b"\r\nGET /ping HTTP/1.1\r\nHost: kit\r\n\r\n",
+    "B2": (PING * 3, 3, "three GETs pipelined in one write"),
+    "B5": (B11_NEXT + PING, 2, "a POST with its body and a GET after it in one write"),
+    "B18": (B11_NEXT + b"\r\n" + PING, 2,
             "an empty line before a GET (after a POST on the same client connection)"),
-    "B20": (b"GET http://kit/ping HTTP/1.1\r\nHost: kit\r\n\r\n",
+    "B20": (b"GET http://kit/ping HTTP/1.1\r\nHost: kit\r\n\r\n", 1,
             "a GET with the absolute form of its target (http://kit/ping)"),
 }
 
 
 def measure_rewrite(defect: str, row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     """What the server receives when the client sends REWRITES[defect]
-    through the proxy: a plain GET /ping it answers (the proxy rewrote
-    the request: absorbed), or not (passed on: the defect)."""
-    req, what = REWRITES[defect]
+    through the proxy: each request, one at a time, answered (the proxy
+    took the requests apart or rewrote them: absorbed), or not (passed
+    on: the defect)."""
+    req, n, what = REWRITES[defect]
     with Front(row, proxy, outdir, defect.lower(), kit.HORSE) as fr:
         with socket.create_connection(fr.at, timeout=10) as s:
             s.sendall(req)
-            n = 2 if defect == "B18" else 1
             buf, end = httpwire.read_responses_end(s, n, 5.0 * kit.SLOW)
     got = served(fr.srv.log)
     resp = httpwire.parse_responses(buf)
     last = resp[-1] if len(resp) == n else None
-    ok = bool(last) and last["status"][:3] == "200" and last["body"] == b"pong"
+    ok = (bool(last) and all(r["status"][:3] == "200" for r in resp)
+          and last["body"] == b"pong" and "GET /ping 200" in got)
     data = {"client_got": [r["status"][:3] for r in resp], "end": end, "server_received": got}
     fig = (f"{what} through {proxy.name}: the client got [{', '.join(data['client_got']) or end}], "
            f"the server served [{', '.join(got) or '-'}]")
-    if not ok or "GET /ping 200" not in got:
+    if not ok:
         return kit.Verdict(R, fig, data)
     if defect in patchset.fixed_by(row.variant):
         return kit.Verdict(F, fig, data)
-    return kit.Verdict(NA, f"absorbed: {proxy.name} sends the server a plain GET /ping; {fig}", data)
+    return kit.Verdict(NA, f"absorbed: {proxy.name} sends the server each request alone, "
+                       f"in origin form; {fig}", data)
 
 
 # ---- B16 ----------------------------------------------------------------
@@ -908,21 +915,84 @@ def measure_b16(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
                        f"server's answer; {fig}", data)
 
 
+# ---- B19 ----------------------------------------------------------------
+
+def framing_seen(buf: bytes, end: str) -> str:
+    """How the response in buf (read to the close) was delimited for the
+    client: 'length' (Content-Length, its body whole), 'chunked' (to its
+    last chunk), 'close' (no length: the close ends it), 'truncated' (a
+    length or chunks the close cut short), or 'none'."""
+    head = httpwire.parse_head(buf)
+    if not head:
+        return "none"
+    fields = {n.lower(): v.lower() for n, v in head["headers"]}
+    body = buf[head["head_len"]:]
+    if "chunked" in fields.get("transfer-encoding", ""):
+        return "chunked" if body.endswith(b"0\r\n\r\n") else "truncated"
+    if head["content_length"] is not None:
+        return "length" if len(body) >= head["content_length"] else "truncated"
+    return "close" if end in ("EOF", "ECONNRESET") else "truncated"
+
+
+B19_TRIES = 3
+
+
+def measure_b19(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
+    """The 503 at MaxLiveConnectionCount (kit.B19_FLAGS), delimited by the
+    close on stock: B19_TRIES clients of the proxy's, one after another,
+    while a direct client holds the one slot, each read to the close.
+    The verdict: a 503 delimited by the close reached the client (passed
+    on), or each came with a length or whole chunks (the proxy framed it:
+    absorbed; the fix's Content-Length).  A 503 cut short (the server's
+    close with the request unread resets the connection, and a proxy
+    that frames the 503 itself may lose its end: a race, 3 of 10 behind
+    nginx and Apache on stock) is counted in the figure, not judged."""
+    seen: list[str] = []
+    with Front(row, proxy, outdir, "b19", kit.HORSE + kit.B19_FLAGS) as fr:
+        with socket.create_connection((fr.srv.address, fr.srv.port), timeout=10) as hold:
+            held = httpwire.exchange(hold, "/ping", 5.0 * kit.SLOW)
+            if not held or held[0]["status"][:3] != "200":
+                raise kit.KitError(f"the slot holder's GET: {held!r}")
+            for _ in range(B19_TRIES):
+                with socket.create_connection(fr.at, timeout=10) as s:
+                    buf, end = kit.send_then_read_to_close(s, PING)
+                head = httpwire.parse_head(buf)
+                st = head["status"][:3] if head else end
+                if st != "503":
+                    return kit.Verdict("inconclusive", f"a client of {proxy.name}'s while the "
+                                       f"server's one slot is held: {st}", {"statuses": st})
+                seen.append(framing_seen(buf, end))
+    counts = {k: seen.count(k) for k in dict.fromkeys(seen)}
+    data = {"delimited": counts}
+    names = dict(length="its Content-Length", chunked="whole chunks", close="the close",
+                 truncated="nothing (cut short)", none="-")
+    fig = (f"{B19_TRIES} clients of {proxy.name}'s while the server's one slot is held, each "
+           f"503, delimited by " + ", ".join(f"{names[k]} {n}x" for k, n in counts.items()))
+    if "close" in counts:
+        return kit.Verdict(R, fig, data)
+    if "B19" in patchset.fixed_by(row.variant):
+        return kit.Verdict(F, fig, data)
+    cut = counts.get("truncated", 0)
+    return kit.Verdict(NA, f"absorbed: {proxy.name} frames the 503 itself, no close-delimited "
+                       f"response reaches its client" + (
+                           f" (yet {cut} of {B19_TRIES} came cut short: the server's reset "
+                           f"races the proxy's read)" if cut else "") + f"; {fig}", data)
+
+
 # ---- rows -------------------------------------------------------------
 
 MEASURES = {"B3": measure_b3, "B4": measure_b4, "B10": measure_b10, "B11": measure_b11,
             "B12": measure_b12, "B14": measure_b14, "B17": measure_b17,
+            "B2": lambda r, p, o: measure_rewrite("B2", r, p, o),
+            "B5": lambda r, p, o: measure_rewrite("B5", r, p, o),
             "B16": measure_b16,
+            "B19": measure_b19,
             "B18": lambda r, p, o: measure_rewrite("B18", r, p, o),
             "B20": lambda r, p, o: measure_rewrite("B20", r, p, o)}
 # Why the other columns are not measured through a proxy.
 NOT_HERE = {
     "B1": "server-side: the OnAllowConnect hook is the server's, the same behind a proxy "
           "(the direct rows decide it)",
-    "B2": "a proxy sends one request at a time on an upstream connection: no pipelining "
-          "reaches the server",
-    "B5": "a proxy sends one request at a time on an upstream connection: no request "
-          "pipelined after a body reaches the server",
     "B6": "the server's thread mode, not what the proxy sends (the direct rows decide it)",
     "B7": "the server's thread pool under load, not what the proxy sends (the direct rows)",
     "B8": "descriptors above 1023 in the server, not what the proxy sends (the direct rows)",
@@ -930,17 +1000,16 @@ NOT_HERE = {
     "B13": "the proxies send HTTP/1.1 upstream (nginx: proxy_http_version 1.1): no "
            "HTTP/1.0 persistence reaches the server",
     "B15": "the server's stop, not what the proxy sends (the direct rows decide it)",
-    "B19": "not measured through a proxy here (the direct rows decide it)",
 }
 REAL_TRUNK = kit.BUILD / "real-trunk"
 # What each proxy was measured to absorb (the expectations; the measures
 # decide from counts, these say what the run must show).
-ABSORBS = {"nginx": {"B10", "B11", "B12", "B14", "B17", "B18", "B20"},
-           "haproxy": {"B14", "B17", "B18"},
-           "apache": {"B11", "B12", "B14", "B17", "B18", "B20"}}
+ABSORBS = {"nginx": {"B2", "B5", "B10", "B11", "B12", "B14", "B17", "B18", "B19", "B20"},
+           "haproxy": {"B2", "B5", "B14", "B17", "B18"},
+           "apache": {"B2", "B5", "B11", "B12", "B14", "B17", "B18", "B19", "B20"}}
 # The measures that say "fixed" on a row whose fix targets the defect when
 # the proxy absorbs it too (nothing out of step: the figure says which).
-FIX_SHOWS = {"B11", "B14", "B18", "B20"}
+FIX_SHOWS = {"B2", "B5", "B11", "B14", "B16", "B18", "B19", "B20"}
 
 
 def fixes() -> list[str]:
@@ -1072,7 +1141,8 @@ def impact_line(doc: dict, defect: str) -> str:
             continue
         said = {"reproduced": {"B3": "the stall reaches the client",
                                "B4": "requests lost",
-                               "B16": "an unanswered rejection comes back as the proxy's 502"
+                               "B16": "an unanswered rejection comes back as the proxy's 502",
+                               "B19": "the 503 reaches the client delimited by the close"
                                }.get(defect, "passed on to the server"),
                 "n/a": "absorbed", "fixed": "not seen"}.get(v["state"], v["state"])
         if defect == "B3" and v["data"].get("ratio_p50"):
