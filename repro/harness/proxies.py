@@ -26,14 +26,21 @@ measures through the proxy the defects a proxy can carry:
        then a request from another client on the proxy's pooled upstream
        connection (what it shows is confidential: report/confidential/)
   B14  a HEAD, then another client's request on the pooled connection
-  B18, B20  an empty line before a request, a target in absolute form:
-       rewritten by the proxy (absorbed) or passed on
+  B16  requests the server rejects: the proxy's own 400, the server's
+       status relayed, or its unanswered close come back as a 502
+  B19  the 503 at MaxLiveConnectionCount: framed by the proxy, or
+       delimited by the close as the server sent it
+  B2, B5, B13, B18, B20  pipelined GETs, a POST and a GET in one write,
+       HTTP/1.0 keep-alive, an empty line before a request, a target in
+       absolute form: taken apart or rewritten by the proxy (absorbed),
+       or passed on
 Absorbed, passed on or not, is decided from what the server (or a
 recording stand-in upstream) received, never assumed; the other columns
 are n/a with the reason.  A fix row measures the columns of the defects
 it fixes; its others are the stock row's.
 
 Usage: repro/harness/proxies.py [--list] [--try PROXY [VARIANT]]
+  (--list: the rows and their expectations; --try: one row's columns now)
 """
 from __future__ import annotations
 
