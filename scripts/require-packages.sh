@@ -4,7 +4,8 @@
 # Two lists: what the main job truly needs (a C compiler, make, python3,
 # patch, libpcap for the analysers, jansson for the probe's and the
 # analysers' JSON; with --test also CUnit), and what makes
-# more rows and steps run (tracers, clients, FPC, Wine, sanitizer runtimes).
+# more rows and steps run (tracers, clients, FPC, Wine, sanitizer runtimes,
+# the reverse proxies of the rows behind nginx, haproxy and Apache).
 # As root every missing package is installed (unless KIT_NO_INSTALL=1,
 # as for the fresh-machine step).  Otherwise a missing needed
 # package fails (exit 1) naming it; a missing optional one is named once and
@@ -38,7 +39,12 @@ want=(
     wine64:/usr/lib/wine/wine64
     wine:/usr/bin/wine
     git:/usr/bin/git
+    nginx-light:/usr/sbin/nginx
+    haproxy:/usr/sbin/haproxy
+    apache2:/usr/sbin/apache2
 )
+# (The rows behind the proxies start their own, on free loopback ports; a
+# daemon Debian's post-install may have started is neither used nor stopped.)
 # The optional packages the builds themselves use (the trunk toolchain's
 # bootstrap compiler and the FPC 3.2.2 build; Horse's tree is a git repository).
 build_tools=" fpc git "

@@ -4,7 +4,8 @@
 Rows: the clone (stock, each fix, the pairs that show an interaction, all,
 and the application-side TCP_NODELAY mitigations), the real fphttpserver
 built from an FPCSource trunk with the same patch sets (Pascal series), the
-real FPC 3.2.2, and the win64 builds under Wine when present.  Columns:
+real FPC 3.2.2, the win64 builds under Wine when present, and the real
+trunk behind nginx, haproxy and Apache (proxies.py).  Columns:
 B1..B8, B3 on the wire (loopback, veth), sendto per response, TCP_NODELAY
 per connection and the reuse/off ratio.  Which fix targets which defect is
 read from the patches (patchset.py).  A row meets the criteria when it fixes
@@ -16,8 +17,9 @@ in pools by kind (KIT_JOBS light ones at once, default 16; 4 captures;
 KIT_WAIT_JOBS of B10 and B15, which mostly wait, default 16; the two heavy
 ones: B8's 1,100 connections KIT_HEAVY at once, default 4, and B7's
 spinning servers four more; KIT_WINE_PRIVATE traced Windows runs, default
-3), the Wine rows first in a wave of their own (Runner.run), their Wine
-server ended when the wave is over.
+3; KIT_PROXY_JOBS measures of the rows behind nginx, haproxy and Apache,
+default 4: proxies.py), the Wine rows first in a wave of their own
+(Runner.run), their Wine server ended when the wave is over.
 Progress goes to stdout while they run.
 Exit status: 0 when every row shows its expected verdicts, 1 otherwise.
 
@@ -46,6 +48,7 @@ import kit  # noqa: E402
 import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 import reuse  # noqa: E402
+import proxies  # noqa: E402
 from kit import DEFECTS, Row  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horse"))
 import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
@@ -244,10 +247,21 @@ def shared_wine_prefix() -> str | None:
         return None
 
 
+def proxy_rows() -> list[Row]:
+    """The real trunk behind nginx, haproxy and Apache (proxies.py)."""
+    if not TRUNK_FPC.exists():
+        return []
+    out, skipped = proxies.rows()
+    for why in skipped:
+        skip(why)
+    return out
+
+
 def all_rows(prefix: str | None = None) -> list[Row]:
     clones = clone_rows()
     return (clones + trunk_rows(clones) + fpc322_rows() + win64_rows(clones, prefix)
-            + horse.rows(clones, fpc322_rows(), {"WINEPREFIX": prefix} if prefix else {}))
+            + horse.rows(clones, fpc322_rows(), {"WINEPREFIX": prefix} if prefix else {})
+            + proxy_rows())
 
 
 def syscall_expectations(row: Row) -> dict[str, list[int]]:
@@ -344,6 +358,12 @@ WIRE_JOBS = 4
 # B21 waits on its polled servers' ticks (~2.5 s a row).
 WAITING = {"B10", "B15", "B21"}
 WAIT_JOBS = int(os.environ.get("KIT_WAIT_JOBS", "16"))
+# The rows behind the proxies (proxies.py): a pool of their own, so that
+# they run beside the others from the start of their wave rather than
+# queue behind them for the light slots (last in the row list, they ended
+# 10 s after every other measure of a full run, 133.8 s against 109.8 s
+# without them).
+PROXY_JOBS = int(os.environ.get("KIT_PROXY_JOBS", "4"))
 
 def rowdir_name(row: str) -> str:
     """The folder of a row's evidence, under the run's --out."""
@@ -358,7 +378,8 @@ class Runner:
 
     def __init__(self, rows: list[Row], out: Path, use_strace: bool, wire: list[str]):
         self.rows, self.out, self.use_strace, self.wire = rows, out, use_strace, wire
-        self.pools = {"light": JOBS, "wire": WIRE_JOBS, "waiting": WAIT_JOBS, **HEAVY_JOBS}
+        self.pools = {"light": JOBS, "wire": WIRE_JOBS, "waiting": WAIT_JOBS, **HEAVY_JOBS,
+                      "proxy": PROXY_JOBS}
         self.lock = threading.Lock()
         self.got: dict[str, dict[str, kit.Verdict]] = {r.name: {} for r in rows}
         self.busy: dict[str, float] = {}
@@ -370,6 +391,8 @@ class Runner:
         # (25 Windows programs at once, not 16) lost programs mid-run (a
         # server refused connections, two exited before their readiness
         # line; 1 run of 7).
+        if getattr(row, "proxy", None):
+            return "proxy"
         return (col if col in kit.HEAVY else "wire" if col in self.wire
                 else "waiting" if col in WAITING and row.platform != "win64" else "light")
 
@@ -381,7 +404,9 @@ class Runner:
         with self.lock:
             self.busy[key] = time.monotonic()
         try:
-            if col in self.wire and row.expect.get("B3") == NA:
+            if getattr(row, "proxy", None):   # a row behind a proxy (proxies.py)
+                v = proxies.measure(col, row, self.rowdir(row))
+            elif col in self.wire and row.expect.get("B3") == NA:
                 v = kit.Verdict(NA, "no reused connection (one request per connection): "
                                 "nothing for the wire to show")
             elif col in self.wire:
@@ -430,9 +455,14 @@ class Runner:
             # private prefix, kit.WINE_PRIVATE).
             def first(rc: tuple) -> int:
                 return {"B3": 0, "B1": 1}.get(rc[1], 2)
+            # The rows behind the proxies go in the first wave, in their own
+            # pool: they use no Wine, and the Wine wave leaves the machine
+            # half idle (the full matrix: 108.6 s without them; 119.6 s
+            # with them in the second wave, in their pool).
             for wave in (True, False):
                 order = sorted(((r, c) for r in self.rows for c in cols
-                                if (r.platform == "win64") == wave), key=first)
+                                if (r.platform == "win64" or bool(getattr(r, "proxy", None)))
+                                == wave), key=first)
                 futures = [execs[self.pool_of(r, c)].submit(self.one, r, c) for r, c in order]
                 for f in futures:
                     f.result()
@@ -476,7 +506,8 @@ def judge(rows: list[Row], measured: dict, wire: list[str]) -> list[dict]:
         ok, why = criteria(row, got, base, measured)
         exp = dict(row.expect)
         for w in wire:   # the wire must agree with the row's B3
-            exp[w] = row.expect["B3"] if row.expect["B3"] != NA else NA
+            exp[w] = NA if getattr(row, "proxy", None) else \
+                row.expect["B3"] if row.expect["B3"] != NA else NA
         mism = [k for k in exp if got[k].state != exp[k]]
         b3 = got["B3"].data
         if "sends_per_response" in b3 and row.variant != "fpc-3.2.2":
@@ -635,7 +666,10 @@ def main() -> int:
     wire = [] if no_capture else list(kit.CAPTURES)
     inputs = reuse.inputs([r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE],
                           {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
-                           "fault_row": args.fault_row})
+                           "fault_row": args.fault_row,
+                           # the proxies' own programs (their configs are kit files)
+                           **({"proxies": proxies.versions()}
+                              if any(getattr(r, "proxy", None) for r in rows) else {})})
     if args.reuse:
         doc, src, why = reuse.passed_run([Path(d) for d in args.reuse], "matrix.json", inputs)
         if doc:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
 import patchset  # noqa: E402
+import proxies  # noqa: E402
 import sweep_report  # noqa: E402
 import upstream_texts  # noqa: E402
 
@@ -128,7 +129,10 @@ def block_matrix(doc: dict) -> str:
     head = (["row"] + [d + ("*" if d in sec else "") for d in DEFECTS] + wire
             + ["sendto/resp", "NODELAY/conn", "reuse/off", "criteria"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    behind = [r for r in doc["rows"] if proxies.is_proxy_row(r)]
     for r in doc["rows"]:
+        if r in behind:   # summed up in one line after the table (proxies.summary)
+            continue
         v = r["verdicts"]
         b3 = v["B3"]["data"]
         cells = [f"`{r['row']}`"] + [SHORT[v[d]["state"]] for d in DEFECTS]
@@ -140,6 +144,8 @@ def block_matrix(doc: dict) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     env = doc["environment"]
     lines.append("")
+    if behind:
+        lines.append(proxies.summary(behind))
     lines.append(f"Run: commit `{env.get('commit')}`, {env.get('date_utc')}, Linux "
                  f"{env.get('kernel')} ({env.get('machine')}, {env.get('cpus')} CPUs), "
                  f"strace: {'yes' if doc.get('strace') else 'no'}, captures: "
@@ -241,7 +247,7 @@ def block_versions(doc: dict) -> str:
     lines = ["| server | " + " | ".join(DEFECTS) + " | notes |",
              "|---|" + "---|" * (len(DEFECTS) + 1)]
     real = [r for r in doc["rows"] if r.get("real") and r["variant"] in ("stock", "fpc-3.2.2")
-            and not r["flags"] and not is_horse(r)]
+            and not r["flags"] and not is_horse(r) and not proxies.is_proxy_row(r)]
     for r in real:
         cells = [SHORT.get(r["verdicts"][d]["state"], r["verdicts"][d]["state"]) for d in DEFECTS]
         notes = "; ".join(f"{d}: {r['verdicts'][d]['figure']}" for d in ("B3", "B5", "B6", "B8"))
@@ -552,7 +558,9 @@ def block_head(doc: dict, defect: str) -> str:
     return (upstream_texts.tracker_head(defect, title_of(defect), version_322(doc, defect),
                                         patchset.security().get(defect, "")) +
             f"- Evidence: the fphttpserver reproducer kit, `make repro` "
-            f"(run {env.get('date_utc')}, kit commit {env.get('commit')})")
+            f"(run {env.get('date_utc')}, kit commit {env.get('commit')})"
+            # behind nginx, haproxy, Apache (proxies.py); never for a security-relevant defect
+            + ("" if defect in patchset.security() else "\n" + proxies.impact_line(doc, defect)))
 
 
 # Where an upstream routine starts in the snapshot the kit follows.
