@@ -46,6 +46,18 @@ thread enters a connection's request handling while another is in it (the
 model in connection_handle_request, the real server around
 DoHandleRequest); no row may log it.
 
+The mix users send (MIX_*, below): fast requests beside slow routes, for
+stock, every upstream report's fixes alone (patchset's report:NAME, built
+here: build/report-NAME/server-min, build/real-trunk/report-NAME/fpserver),
+the B6 fix alone and all, in tmThread, tmThreadPool (2 workers) and
+tmPolled, on the model and the real trunk: a ping client beside a client
+looping GET /slow?ms=300 (back to back and 150 ms apart, longer than
+KeepConnectionIdleTimeout), beside more slow clients than workers (its
+turn, counted in the order of answers), and a paced client's median
+against tmThread's in the same run.  The B6 fix as shipped before it
+served kept-alive requests on readiness (tests/hazards/tick-bound-b6*.patch)
+is a fixture those rows must find held.  Table: results/hazards/mix.md.
+
 Usage: hazards.py [--short] [--json PATH]   (exit 0 only when every check
 matches its expectation; TEST lines as the rest of the suite)
 """
@@ -332,41 +344,53 @@ def measure_order(name: str, exe: Path, variant: str, mode: str, outdir: Path) -
 #
 # Every upstream report's fixes alone (patchset's report:NAME), stock, the
 # B6 fix alone and all, in tmThread, tmThreadPool (MIX_WORKERS workers) and
-# tmPolled, on the model and the real trunk.  Clients are Python threads,
-# each on its own kept-alive connection; a latency runs from the request's
-# send to its response's last byte (time.monotonic()).
-#   beside slow  a ping client's requests (back to back, then paced:
-#                MIX_GAP_MS between them, longer than the server's
-#                KeepConnectionIdleTimeout, 50 ms) alone, then beside a
-#                client looping GET /slow?ms=MIX_SLOW_MS: "not delayed"
-#                when the median beside is within MIX_BESIDE_MAX times the
-#                median alone (same server, same run), "delayed" beyond
-#                it, "unanswered" when a request got no answer within
-#                MIX_WAIT_S (a bound on the wait).  Where a worker is idle
-#                (tmThread; tmThreadPool); tmPolled's one thread runs the
-#                slow route itself, and is judged by its turn (below).
+# tmPolled, on the model and the real trunk (the servers' defaults but
+# keep-alive on and TCP_NODELAY set by the application's socket handler,
+# KEEP: B3's delayed ACKs are not what is measured here).  Clients are
+# Python threads, each on its own kept-alive connection (its first request
+# not counted); a latency runs from the request's send to its response's
+# last byte (time.monotonic()).  A client's pause is its load, never a
+# wait for an event; MIX_WAIT_S only bounds a wait for an answer.
+#   beside slow  a ping client (MIX_PINGS back to back, MIX_PACED_PINGS
+#                MIX_GAP_MS apart: longer than KeepConnectionIdleTimeout,
+#                50 ms, and half a 100 ms accept-idle tick away from it, so
+#                that a tick-bound server answers it ~50 ms late whatever
+#                the load does to the tick) alone, then beside a client
+#                looping GET /slow?ms=MIX_SLOW_MS.  "delayed" when the slow
+#                route adds to the ping's median more than MIX_TRACK of the
+#                route's own median (it tracks the slow route; same run),
+#                "not delayed" otherwise (the ratio beside/alone is a
+#                figure: for sub-millisecond medians it is noise),
+#                "unanswered" when the ping client alone is not answered.
+#                Where a worker is idle: tmThread, tmThreadPool.
 #   busy         more slow clients than workers (MIX_WORKERS + 1; tmPolled
-#                2) loop GET /slow?ms=MIX_BUSY_MS beside a ping client
-#                sending MIX_BUSY_PINGS requests back to back: in the order
-#                of answers, at most as many slow answers as there are slow
-#                clients between a ping's send and its answer (its
-#                round-robin turn), and every ping answered.
-#   paced        the paced client's median alone in each mode over
-#                tmThread's in the same run: within MIX_PACED_MAX.
-# What a row expects comes from patchset: tmThreadPool keeps a kept-alive
-# connection's next request only where B6 is fixed (stock never answers
-# it); tmPolled reads it on its accept-idle tick until B21 is fixed; a
-# fix in TICK_BOUND serves a kept-alive connection that its task left on
-# the accept-idle tick, and no other while a pool task runs (the B6 fix as
-# shipped: its row is expected to be held, the figure shows it).
+#                2; tmThread 2) loop GET /slow?ms=MIX_BUSY_MS beside a
+#                ping client sending MIX_BUSY_PINGS paced requests: in the
+#                order of answers, the slow answers that came between a
+#                ping's send and its answer are at most its turn
+#                (mix_turn), and every ping is answered: "in turn",
+#                "out of turn", "starved".
+#   paced/thread the paced client's median alone in tmThreadPool and
+#                tmPolled against tmThread's in the same run: "tick-bound"
+#                beyond MIX_PACED_MAX times it and by more than MIX_TRACK
+#                of the pause, "as tmThread" otherwise.
+# What a row expects comes from patchset (expected_mix): tmThread holds
+# everywhere; tmThreadPool answers a kept-alive connection's next request
+# only where B6 is fixed (stock never does); tmPolled reads it on its
+# accept-idle tick until B21 is fixed, and serves its connections in turn;
+# a variant carrying a fix in TICK_BOUND (the B6 fix as shipped before
+# readiness: the task that let a connection go leaves it to the accept-idle
+# tick, and no task starts while one runs) is held for a paced client.  Its
+# fixture, tests/hazards/tick-bound-b6*.patch, is expected held always: the
+# proof that the rows can fail once TICK_BOUND is empty.
 MIX_WORKERS = 2
 MIX_MODES = {"thread": ["--thread-mode", "thread"],
              "pool": ["--thread-mode", "pool", "--pool-threads", str(MIX_WORKERS)],
              "polled": ["--thread-mode", "polled"]}
 MIX_SLOW_MS, MIX_BUSY_MS = 300, 20
-MIX_GAP_MS = 100
+MIX_GAP_MS = 150
 MIX_PINGS, MIX_PACED_PINGS, MIX_BUSY_PINGS = 20, 8, 5
-MIX_TRACK, MIX_PACED_MAX = 0.25, 5.0
+MIX_TRACK, MIX_PACED_MAX = 0.1, 5.0
 MIX_WAIT_S = 3.0
 MIX_SIDE = 4
 TICK_BOUND = {"pool-idle-fallback"}
@@ -494,6 +518,15 @@ def mix_slow_clients(mode: str) -> int:
     return max(mix_workers(mode), 1) + 1
 
 
+def mix_turn(mode: str) -> int:
+    """A ping's turn, in slow answers while it waits: the requests in
+    flight when it came (one a worker), then at most one for each slow
+    client (round robin); tmPolled's one thread serves its connections in
+    rounds: the rest of the round under way, then the next up to it."""
+    slow = mix_slow_clients(mode)
+    return 2 * slow if mode == "polled" else mix_workers(mode) + slow
+
+
 def measure_mix(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
     srv = started(name, exe, variant, outdir, f"mix-{mode}", KEEP + BACKLOG + MIX_MODES[mode])
     try:
@@ -504,9 +537,7 @@ def measure_mix(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> 
         else:
             alone = pings(srv, MIX_PACED_PINGS, MIX_GAP_MS)
             out["paced"] = {"alone_ms": median_ms(alone), "answered": [len(alone)]}
-        # Its turn: the requests in flight when it came (one a worker),
-        # then at most one for each slow client (round robin).
-        out["busy"] = busy_turns(srv, mix_slow_clients(mode), mix_workers(mode) + mix_slow_clients(mode))
+        out["busy"] = busy_turns(srv, mix_slow_clients(mode), mix_turn(mode))
     finally:
         srv.stop()
     out["overlaps"] = srv.log_path.read_text(errors="replace").count("served by two threads at once")
@@ -638,6 +669,31 @@ def mix_tests(results: list[dict]) -> int:
                              f"{r['overlaps']} times")
     return failures
 
+
+def mix_table(results: list[dict]) -> str:
+    """results/hazards/mix.md: a row per server and thread mode, each
+    check's verdict and its figure (ms: the ping's median alone / beside)."""
+    thread = {r["row"]: r for r in results if r["mode"] == "thread"}
+
+    def beside(x: dict | None) -> str:
+        if not x:
+            return "-"
+        return f"{x['verdict']} ({x['alone_ms']} / {x['beside_ms']} ms)"
+    lines = ["# The mix users send: fast beside slow (repro/harness/hazards.py)", "",
+             f"Ping median alone / beside a client looping GET /slow?ms={MIX_SLOW_MS}; busy: "
+             "most slow answers while a ping waited, against its turn; paced: median over tmThread's.", "",
+             "| server | mode | back to back | paced | every worker busy | paced against tmThread |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        m, b = r["mode"], r["busy"]
+        busy = f"{b['verdict']} ({max(b['slow_between'], default='-')} of {b['turn']})"
+        pt = paced_over_thread(r, thread[r["row"]]) if m != "thread" and r["row"] in thread else ("-", "")
+        pt_s = pt[0] + (f" ({pt[1].split('(')[-1]}" if "(" in pt[1] else "")
+        lines.append(f"| {r['row']} | {m} | {beside(r.get('back to back'))} | "
+                     f"{beside(r['paced']) if m != 'polled' else str(r['paced']['alone_ms']) + ' ms alone'} | "
+                     f"{busy} | {pt_s} |")
+    return "\n".join(lines) + "\n"
+
 def expected_fair(variant: str, mode: str) -> bool:
     """Pool mode is fair only once B6 is fixed (stock never answers request
     2, the fixture starves); the other modes are fair on every row."""
@@ -754,6 +810,7 @@ def main() -> int:
             failures += kit_test(run["complete"] == want, f"{name}: {ORDER_K} of {ORDER_K} answered"
                                  if want else f"{name}: fewer than {ORDER_K} answered (B2/B6 not fixed here)", fig)
     failures += mix_tests(mresults)
+    (OUT / "mix.md").write_text(mix_table(mresults))
     a.json.write_text(json.dumps({"fairness": results, "headers": hresults, "order": oresults,
                                   "mix": mresults}, indent=1))
     return 1 if failures else 0
