@@ -368,7 +368,8 @@ def measure_order(name: str, exe: Path, variant: str, mode: str, outdir: Path) -
 #                ping client sending MIX_BUSY_PINGS paced requests: in the
 #                order of answers, the slow answers that came between a
 #                ping's send and its answer are at most its turn
-#                (mix_turn), and every ping is answered: "in turn",
+#                (mix_turn: two answers each, the round under way and the
+#                next), and every ping is answered: "in turn",
 #                "out of turn", "starved".
 #   paced/thread the paced client's median alone in tmThreadPool and
 #                tmPolled against tmThread's in the same run: "tick-bound"
@@ -519,12 +520,12 @@ def mix_slow_clients(mode: str) -> int:
 
 
 def mix_turn(mode: str) -> int:
-    """A ping's turn, in slow answers while it waits: the requests in
-    flight when it came (one a worker), then at most one for each slow
-    client (round robin); tmPolled's one thread serves its connections in
-    rounds: the rest of the round under way, then the next up to it."""
-    slow = mix_slow_clients(mode)
-    return 2 * slow if mode == "polled" else mix_workers(mode) + slow
+    """A ping's turn, in slow answers while it waits: served round robin
+    (tmPolled's one thread and the pool's tasks scan the connections in
+    turn), each slow client gets at most the rest of the round under way
+    when the ping came, and the next round up to the ping: two answers.
+    A FIFO of the pool's workers gives at most workers + slow clients."""
+    return 2 * mix_slow_clients(mode)
 
 
 def measure_mix(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
@@ -678,6 +679,8 @@ def mix_table(results: list[dict]) -> str:
     def beside(x: dict | None) -> str:
         if not x:
             return "-"
+        if x["verdict"] == "unanswered":
+            return f"unanswered ({x['answered'][0]} answered alone)"
         return f"{x['verdict']} ({x['alone_ms']} / {x['beside_ms']} ms)"
     lines = ["# The mix users send: fast beside slow (repro/harness/hazards.py)", "",
              f"Ping median alone / beside a client looping GET /slow?ms={MIX_SLOW_MS}; busy: "
