@@ -71,8 +71,12 @@
 #                 keep-alive clients over fewer pool workers, threads and
 #                 descriptors back after the clients leave, no connection on
 #                 two threads, answers in order and each its own request's,
-#                 the application's own headers kept; model and real trunk,
-#                 stock, the fixes concerned and all, and fixtures that must fail
+#                 the application's own headers kept; the mix users send
+#                 (a fast client beside slow routes, back to back and paced,
+#                 and with every worker busy) for every upstream report's
+#                 fixes alone in tmThread, tmThreadPool and tmPolled; model
+#                 and real trunk, stock, the fixes concerned and all, and
+#                 fixtures that must fail
 #   bisect        repro/bisect/results.json well formed, an entry per symptom
 #                 of B8 (first, next) and the check fails on a bent one; B1's
 #                 bisect re-run end to end over the history bundle, same
