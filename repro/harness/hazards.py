@@ -469,9 +469,9 @@ def median_ms(got: list[tuple[float, float]]) -> float | None:
 
 
 def beside(srv: kit.Server, slow: int, ms: int, run) -> tuple[object, list[float]]:
-    """run() while `slow` clients loop GET /slow?ms=ms, started once each
-    has its first request in flight (polled: the slow answers' list is
-    theirs, the start their own thread's)."""
+    """run() while `slow` clients loop GET /slow?ms=ms (started together
+    with it: the figures are medians over the whole run), and the slow
+    clients' (send, answer) times."""
     stop, answers = threading.Event(), []
     ts = [threading.Thread(target=slow_loop, args=(srv, ms, stop, answers), daemon=True) for _ in range(slow)]
     for t in ts:
