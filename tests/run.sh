@@ -75,8 +75,12 @@
 #                 keep-alive clients over fewer pool workers, threads and
 #                 descriptors back after the clients leave, no connection on
 #                 two threads, answers in order and each its own request's,
-#                 the application's own headers kept; model and real trunk,
-#                 stock, the fixes concerned and all, and fixtures that must fail
+#                 the application's own headers kept; the mix users send
+#                 (a fast client beside slow routes, back to back and paced,
+#                 and with every worker busy) for every upstream report's
+#                 fixes alone in tmThread, tmThreadPool and tmPolled; model
+#                 and real trunk, stock, the fixes concerned and all, and
+#                 fixtures that must fail
 #   check         `make check FIX=buffer-aware-pending` passes (B2 REPRO on
 #                 stock, fixed with the fix), an unknown name is refused
 #                 before any build, a fix that changes nothing fails

@@ -46,6 +46,18 @@ thread enters a connection's request handling while another is in it (the
 model in connection_handle_request, the real server around
 DoHandleRequest); no row may log it.
 
+The mix users send (MIX_*, below): fast requests beside slow routes, for
+stock, every upstream report's fixes alone (patchset's report:NAME, built
+here: build/report-NAME/server-min, build/real-trunk/report-NAME/fpserver),
+the B6 fix alone and all, in tmThread, tmThreadPool (2 workers) and
+tmPolled, on the model and the real trunk: a ping client beside a client
+looping GET /slow?ms=300 (back to back and 150 ms apart, longer than
+KeepConnectionIdleTimeout), beside more slow clients than workers (its
+turn, counted in the order of answers), and a paced client's median
+against tmThread's in the same run.  The B6 fix as shipped before it
+served kept-alive requests on readiness (tests/hazards/tick-bound-b6*.patch)
+is a fixture those rows must find held.  Table: results/hazards/mix.md.
+
 Usage: hazards.py [--short] [--json PATH]   (exit 0 only when every check
 matches its expectation; TEST lines as the rest of the suite)
        hazards.py --variant V [--real-exe PATH] [--no-model] [--json PATH]
@@ -62,6 +74,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -74,7 +87,8 @@ import patchset  # noqa: E402
 TOP = kit.TOP
 OUT = TOP / "results" / "hazards"
 FIXTURES = {"unfair-b6": TOP / "tests" / "hazards" / "unfair-b6.patch",
-            "announce-close-overrides": TOP / "tests" / "hazards" / "announce-close-overrides.patch"}
+            "announce-close-overrides": TOP / "tests" / "hazards" / "announce-close-overrides.patch",
+            "tick-bound-b6": TOP / "tests" / "hazards" / "tick-bound-b6.patch"}
 REAL_TRUNK = TOP / "build" / "real-trunk"
 
 # The pool's default size is TThread.ProcessorCount, on the model and the
@@ -329,6 +343,374 @@ def measure_order(name: str, exe: Path, variant: str, mode: str, outdir: Path) -
     return {"row": name, "variant": variant, "mode": mode, "runs": runs}
 
 
+
+# ---- the mix users send: fast requests beside slow routes ---------------
+#
+# Every upstream report's fixes alone (patchset's report:NAME), stock, the
+# B6 fix alone and all, in tmThread, tmThreadPool (MIX_WORKERS workers) and
+# tmPolled, on the model and the real trunk (the servers' defaults but
+# keep-alive on and TCP_NODELAY set by the application's socket handler,
+# KEEP: B3's delayed ACKs are not what is measured here).  Clients are
+# Python threads, each on its own kept-alive connection (its first request
+# not counted); a latency runs from the request's send to its response's
+# last byte (time.monotonic()).  A client's pause is its load, never a
+# wait for an event; MIX_WAIT_S only bounds a wait for an answer.
+#   beside slow  a ping client (MIX_PINGS back to back, MIX_PACED_PINGS
+#                MIX_GAP_MS apart: longer than KeepConnectionIdleTimeout,
+#                50 ms, and half a 100 ms accept-idle tick away from it, so
+#                that a tick-bound server answers it ~50 ms late whatever
+#                the load does to the tick) alone, then beside a client
+#                looping GET /slow?ms=MIX_SLOW_MS.  "delayed" when the slow
+#                route adds to the ping's median more than MIX_TRACK of the
+#                route's own median (it tracks the slow route; same run),
+#                "not delayed" otherwise (the ratio beside/alone is a
+#                figure: for sub-millisecond medians it is noise),
+#                "unanswered" when the ping client alone is not answered.
+#                Where a worker is idle: tmThread, tmThreadPool.
+#   busy         more slow clients than workers (MIX_WORKERS + 1; tmPolled
+#                2; tmThread 2) loop GET /slow?ms=MIX_BUSY_MS beside a
+#                ping client sending MIX_BUSY_PINGS paced requests: in the
+#                order of answers, the slow answers that came between a
+#                ping's send and its answer are, for the median ping, at
+#                most its turn
+#                (mix_turn: two answers each, the round under way and the
+#                next), and every ping is answered: "in turn",
+#                "out of turn", "starved".
+#   paced/thread the paced client's median alone in tmThreadPool and
+#                tmPolled against tmThread's in the same run: "tick-bound"
+#                beyond MIX_PACED_MAX times it and by more than MIX_TRACK
+#                of the pause, "as tmThread" otherwise.
+# What a row expects comes from patchset (expected_mix): tmThread holds
+# everywhere; tmThreadPool answers a kept-alive connection's next request
+# only where B6 is fixed (stock never does); tmPolled reads it on its
+# accept-idle tick until B21 is fixed, and serves its connections in turn;
+# a variant carrying a fix in TICK_BOUND (the B6 fix as shipped before
+# readiness: the task that let a connection go leaves it to the accept-idle
+# tick, and no task starts while one runs) is held for a paced client.  Its
+# fixture, tests/hazards/tick-bound-b6*.patch, is expected held always: the
+# proof that the rows can fail once TICK_BOUND is empty.
+MIX_WORKERS = 2
+MIX_MODES = {"thread": ["--thread-mode", "thread"],
+             "pool": ["--thread-mode", "pool", "--pool-threads", str(MIX_WORKERS)],
+             "polled": ["--thread-mode", "polled"]}
+MIX_SLOW_MS, MIX_BUSY_MS = 300, 20
+MIX_GAP_MS = 150
+MIX_PINGS, MIX_PACED_PINGS, MIX_BUSY_PINGS = 20, 8, 5
+MIX_TRACK, MIX_PACED_MAX = 0.1, 5.0
+MIX_WAIT_S = 3.0
+MIX_SIDE = 4
+# The B6 fix as shipped here is tick-bound: its pool rows expect "held"
+# for a paced client.  The reworked fix (readiness, on any idle worker)
+# passes every row with this set empty (measured on the rework merged:
+# report 05, the fix alone and all, model and real): empty it when the
+# rework lands; the fixture tick-bound-b6 keeps the proof.
+TICK_BOUND = {"pool-idle-fallback"}
+MIX_VARIANTS = ["stock"] + [f"report:{r}" for r in patchset.reports()] + ["pool-idle-fallback", "all"]
+
+
+class Kept:
+    """One kept-alive connection: GET and read one response at a time."""
+
+    def __init__(self, srv: kit.Server):
+        self.sock = httpwire.socket.create_connection((srv.address, srv.port), timeout=5)
+
+    def get(self, path: str) -> tuple[float, float] | None:
+        """(send time, answer time) of one GET, None when no complete
+        answer came within MIX_WAIT_S (EOF, RST, or the bound)."""
+        t0 = time.monotonic()
+        try:
+            self.sock.sendall(httpwire.get(path))
+            buf, end = httpwire.read_responses_end(self.sock, 1, MIX_WAIT_S)
+        except OSError:
+            return None
+        return (t0, time.monotonic()) if end == "enough" else None
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def slow_loop(srv: kit.Server, ms: int, stop: threading.Event, answers: list) -> None:
+    """GET /slow?ms=ms again and again on one kept-alive connection until
+    stop; each answer's (send, answer) times in answers."""
+    c = Kept(srv)
+    try:
+        while not stop.is_set():
+            got = c.get(f"/slow?ms={ms}")
+            if got is None:
+                break
+            answers.append(got)
+    finally:
+        c.close()
+
+
+def pings(srv: kit.Server, n: int, gap_ms: int) -> list[tuple[float, float]]:
+    """n GET /ping on one kept-alive connection, gap_ms between an answer
+    and the next request (the client's own pacing); ends at the first one
+    unanswered.  The connection's first request (its accept) is not
+    counted: n more follow it."""
+    c = Kept(srv)
+    out = []
+    try:
+        if c.get("/ping") is None:
+            return out
+        for _ in range(n):
+            if gap_ms:
+                time.sleep(gap_ms / 1000)   # the client's pause: the load, not a wait for an event
+            got = c.get("/ping")
+            if got is None:
+                break
+            out.append(got)
+    finally:
+        c.close()
+    return out
+
+
+def median_ms(got: list[tuple[float, float]]) -> float | None:
+    if not got:
+        return None
+    d = sorted(b - a for a, b in got)
+    return round(d[len(d) // 2] * 1000, 3)
+
+
+def beside(srv: kit.Server, slow: int, ms: int, run) -> tuple[object, list[float]]:
+    """run() while `slow` clients loop GET /slow?ms=ms (started together
+    with it: the figures are medians over the whole run), and the slow
+    clients' (send, answer) times."""
+    stop, answers = threading.Event(), []
+    ts = [threading.Thread(target=slow_loop, args=(srv, ms, stop, answers), daemon=True) for _ in range(slow)]
+    for t in ts:
+        t.start()
+    try:
+        got = run()
+    finally:
+        stop.set()
+        for t in ts:
+            t.join(ms / 1000 + MIX_WAIT_S + 1)
+    return got, answers
+
+
+def pings_beside(srv: kit.Server, n: int, gap_ms: int) -> dict:
+    alone = pings(srv, n, gap_ms)
+    if len(alone) < n:   # the client alone is not served: nothing to set beside it
+        return {"verdict": "unanswered", "alone_ms": median_ms(alone), "beside_ms": None,
+                "answered": [len(alone)], "ratio": None, "slow_ms": None, "slow_answers": 0}
+    near, slow = beside(srv, 1, MIX_SLOW_MS, lambda: pings(srv, n, gap_ms))
+    a, b = median_ms(alone), median_ms(near)
+    s = median_ms(slow)
+    if len(alone) < n or len(near) < n:
+        verdict = "unanswered"
+    else:
+        # It tracks the slow route: the route adds to the client's median
+        # more than MIX_TRACK of the route's own median (same run).
+        verdict = "delayed" if s is None or b - a > MIX_TRACK * s else "not delayed"
+    return {"verdict": verdict, "alone_ms": a, "beside_ms": b, "answered": [len(alone), len(near)],
+            "ratio": round(b / a, 2) if a and b else None, "slow_ms": s, "slow_answers": len(slow)}
+
+
+def busy_turns(srv: kit.Server, slow: int, turn: int) -> dict:
+    """MIX_BUSY_PINGS paced pings beside `slow` clients looping the slow
+    route: how many slow answers came while each ping waited; at most
+    `turn` is its turn."""
+    got, answers = beside(srv, slow, MIX_BUSY_MS, lambda: pings(srv, MIX_BUSY_PINGS, MIX_GAP_MS))
+    waits = [sum(1 for _, t in answers if a < t < b) for a, b in got]
+    starved = len(got) < MIX_BUSY_PINGS
+    # The median ping's wait, as the other checks' medians: a machine
+    # that leaves a thread unscheduled for 100 ms (load 100 on two cores)
+    # put two of five pings in tmThread 10 answers late.
+    verdict = "starved" if starved else ("in turn" if sorted(waits)[len(waits) // 2] <= turn else "out of turn")
+    return {"verdict": verdict, "answered": len(got), "slow_between": waits, "slow_clients": slow,
+            "turn": turn, "median_ms": median_ms(got), "slow_answers": len(answers)}
+
+
+def mix_workers(mode: str) -> int:
+    """The workers serving requests: tmPolled's one thread, the pool's
+    MIX_WORKERS, tmThread's one per connection (none shared)."""
+    return {"polled": 1, "pool": MIX_WORKERS}.get(mode, 0)
+
+
+def mix_slow_clients(mode: str) -> int:
+    return max(mix_workers(mode), 1) + 1
+
+
+def mix_turn(mode: str) -> int:
+    """A ping's turn, in slow answers while it waits: served round robin
+    (tmPolled's one thread and the pool's tasks scan the connections in
+    turn), each slow client gets at most the rest of the round under way
+    when the ping came, and the next round up to the ping: two answers.
+    A FIFO of the pool's workers gives at most workers + slow clients."""
+    return 2 * mix_slow_clients(mode)
+
+
+def measure_mix(name: str, exe: Path, variant: str, mode: str, outdir: Path) -> dict:
+    srv = started(name, exe, variant, outdir, f"mix-{mode}", KEEP + BACKLOG + MIX_MODES[mode])
+    try:
+        out = {"row": name, "variant": variant, "mode": mode}
+        if mode != "polled":
+            out["back to back"] = pings_beside(srv, MIX_PINGS, 0)
+            out["paced"] = pings_beside(srv, MIX_PACED_PINGS, MIX_GAP_MS)
+        else:
+            alone = pings(srv, MIX_PACED_PINGS, MIX_GAP_MS)
+            out["paced"] = {"alone_ms": median_ms(alone), "answered": [len(alone)]}
+        out["busy"] = busy_turns(srv, mix_slow_clients(mode), mix_turn(mode))
+    finally:
+        srv.stop()
+    out["overlaps"] = srv.log_path.read_text(errors="replace").count("served by two threads at once")
+    return out
+
+
+
+def report_dir(variant: str) -> str:
+    """build/<this>/ for a variant: report:NAME -> report-NAME."""
+    return variant.replace("report:", "report-")
+
+
+def build_report_model(variant: str) -> Path:
+    """The model with exactly a report's fixes (report:NAME), patched in
+    series order by scripts/build-variant.sh, compiled as the Makefile
+    compiles a variant: build/report-NAME/server-min."""
+    out = kit.SERVER_BUILD / report_dir(variant)
+    subprocess.run([str(TOP / "scripts" / "build-variant.sh"), "+".join(patchset.members(variant)), str(out)],
+                   check=True)
+    src = out / "src" / "server-min"
+    subprocess.run([sys.executable, str(TOP / "scripts" / "cc-objects.py"), "--map", f"{out / 'src'}/=",
+                    "cc", "-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", "-O2", "-g", "-pthread",
+                    "-o", str(out / "server-min"), *map(str, sorted(src.glob("*.c")))], check=True, cwd=TOP)
+    return out / "server-min"
+
+
+def build_report_real(variant: str) -> Path | None:
+    """The real trunk with a report's Pascal patches (repro/fpc/build.sh
+    --set FIX+FIX..., build.sh compiles only the units they change):
+    build/real-trunk/report-NAME/fpserver.  None where the trunk toolchain
+    is not built."""
+    if not kit.TRUNK_FPC.exists():
+        return None
+    fixes = [f for f in patchset.members(variant) if patchset.pascal(f)]
+    out = REAL_TRUNK / report_dir(variant)
+    r = subprocess.run([str(TOP / "repro" / "fpc" / "build.sh"), "--fpc", str(kit.TRUNK_FPC),
+                        "--set", "+".join(fixes), "--out", str(out)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise kit.KitError(f"the real trunk with {variant} does not build: {r.stderr.strip()[-2000:]}")
+    return out / "fpserver"
+
+
+def mix_rows(variants: list[str] = MIX_VARIANTS) -> list[tuple[str, Path, str]]:
+    """(row name, server, variant) for the mix: a report's servers built
+    here, the others the kit's."""
+    out = []
+    for v in variants:
+        model = build_report_model(v) if v.startswith("report:") else kit.binary(v)
+        real = build_report_real(v) if v.startswith("report:") else REAL_TRUNK / v / "fpserver"
+        out.append((f"model {v}", model, v))
+        if real is not None and real.exists():
+            out.append((f"real trunk + {v}" if v != "stock" else "real trunk", real, v))
+    return out
+
+
+def mix_fixed(variant: str) -> set[str]:
+    return {"B6", "B7"} if variant == "tick-bound-b6" else set(patchset.fixed_by(variant))
+
+
+def tick_bound(variant: str) -> bool:
+    """The variant carries a fix in TICK_BOUND (or is its fixture)."""
+    return variant == "tick-bound-b6" or bool(TICK_BOUND & set(patchset.members(variant)))
+
+
+def expected_mix(variant: str, mode: str, check: str) -> str | None:
+    """What a row's check comes out as, from patchset (None: no verdict
+    expected, the figure only).  check: back to back, paced, busy, or
+    paced/thread."""
+    fixed = mix_fixed(variant)
+    if mode == "thread":
+        return {"busy": "in turn"}.get(check, "not delayed")
+    if mode == "polled":   # one thread: its busy turn, and its tick until B21 is fixed
+        if check == "busy":
+            return "in turn"
+        return "as tmThread" if "B21" in fixed else "tick-bound"
+    if "B6" not in fixed:   # stock pool: a kept-alive connection's next request is never served
+        return "starved" if check == "busy" else "unanswered"
+    if tick_bound(variant):
+        # Served on the tick once its task let go, and by no new task
+        # while one runs: deterministic for a paced client; back to back
+        # only when its task let go at the start (a race: the figure).
+        return {"paced": "delayed", "paced/thread": "tick-bound", "busy": "in turn"}.get(check)
+    return {"busy": "in turn", "paced/thread": "as tmThread"}.get(check, "not delayed")
+
+
+def paced_over_thread(mine: dict, thread: dict) -> tuple[str, str]:
+    """The paced client's median alone in a mode against tmThread's in the
+    same run: "tick-bound" beyond MIX_PACED_MAX times it and by more than
+    MIX_TRACK of the client's own pause (both same-run ratios)."""
+    a, t = mine["paced"].get("alone_ms"), thread["paced"].get("alone_ms")
+    answered = mine["paced"]["answered"][0]
+    if answered < MIX_PACED_PINGS or a is None:
+        return "unanswered", f"{answered} of {MIX_PACED_PINGS} paced pings answered"
+    if t is None:
+        return "no verdict", "tmThread's paced client unanswered"
+    over = a > MIX_PACED_MAX * t and a - t > MIX_TRACK * MIX_GAP_MS
+    return ("tick-bound" if over else "as tmThread"), f"median {a} ms, tmThread {t} ms ({a / t:.1f}x)"
+
+
+def mix_tests(results: list[dict]) -> int:
+    """TEST lines for the mix rows; the number that failed."""
+    failures = 0
+    thread = {r["row"]: r for r in results if r["mode"] == "thread"}
+    for r in results:
+        name, v, m = f"hazards mix {r['row']} {r['mode']}", r["variant"], r["mode"]
+        got: dict[str, tuple[str, str]] = {}
+        for how in ("back to back", "paced"):
+            if how in r and m != "polled":
+                x = r[how]
+                got[how] = (x["verdict"], f"ping median {x['alone_ms']} ms alone, {x['beside_ms']} ms beside "
+                            f"GET /slow?ms={MIX_SLOW_MS} (its median {x['slow_ms']} ms); answered {x['answered']}")
+        b = r["busy"]
+        got["busy"] = (b["verdict"], f"{b['slow_clients']} slow clients, {mix_workers(m) or '-'} workers: slow answers "
+                       f"while each ping waited {b['slow_between']} (turn {b['turn']}), {b['answered']} of "
+                       f"{MIX_BUSY_PINGS} answered, median {b['median_ms']} ms")
+        if m != "thread" and r["row"] in thread:
+            got["paced/thread"] = paced_over_thread(r, thread[r["row"]])
+        label = {"back to back": "fast beside slow, back to back", "paced": f"fast beside slow, {MIX_GAP_MS} ms apart",
+                 "busy": "every worker busy, its turn", "paced/thread": f"{MIX_GAP_MS} ms apart, against tmThread"}
+        for check, (verdict, fig) in got.items():
+            want = expected_mix(v, m, check)
+            if want is None:
+                print(f"TEST: {name} {label[check]}: {verdict} [SKIP]  no verdict expected "
+                      f"(the shipped B6 fix: held when its task let go at the start, a race); {fig}", flush=True)
+                continue
+            failures += kit_test(verdict == want, f"{name} {label[check]}: {verdict}"
+                                 + (" as expected" if verdict == want else f", expected {want}"), fig)
+        failures += kit_test(r["overlaps"] == 0, f"{name} no connection served by two threads at once",
+                             f"{r['overlaps']} times")
+    return failures
+
+
+def mix_table(results: list[dict]) -> str:
+    """results/hazards/mix.md: a row per server and thread mode, each
+    check's verdict and its figure (ms: the ping's median alone / beside)."""
+    thread = {r["row"]: r for r in results if r["mode"] == "thread"}
+
+    def beside(x: dict | None) -> str:
+        if not x:
+            return "-"
+        if x["verdict"] == "unanswered":
+            return f"unanswered ({x['answered'][0]} answered alone)"
+        return f"{x['verdict']} ({x['alone_ms']} / {x['beside_ms']} ms)"
+    lines = ["# The mix users send: fast beside slow (repro/harness/hazards.py)", "",
+             f"Ping median alone / beside a client looping GET /slow?ms={MIX_SLOW_MS}; busy: "
+             "slow answers while the median ping waited (and the most), against its turn; paced: median over tmThread's.", "",
+             "| server | mode | back to back | paced | every worker busy | paced against tmThread |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        m, b = r["mode"], r["busy"]
+        w = sorted(b["slow_between"])
+        busy = f"{b['verdict']} ({w[len(w) // 2]}, most {w[-1]}, of {b['turn']})" if w else b["verdict"]
+        pt = paced_over_thread(r, thread[r["row"]]) if m != "thread" and r["row"] in thread else ("-", "")
+        pt_s = pt[0] + (f" ({pt[1].split('(')[-1]}" if "(" in pt[1] else "")
+        lines.append(f"| {r['row']} | {m} | {beside(r.get('back to back'))} | "
+                     f"{beside(r['paced']) if m != 'polled' else str(r['paced']['alone_ms']) + ' ms alone'} | "
+                     f"{busy} | {pt_s} |")
+    return "\n".join(lines) + "\n"
+
 def expected_fair(variant: str, mode: str) -> bool:
     """Pool mode is fair only once B6 is fixed (stock never answers request
     2, the fixture starves); the other modes are fair on every row."""
@@ -387,18 +769,33 @@ def main() -> int:
                       build_fixture(Path(tmp), "announce-close-overrides"), "announce-close-overrides"))
         hjobs = [(n, e, v, m) for (n, e, v) in htodo for m in HEADER_MODES]
         ojobs = [(n, e, v, m) for (n, e, v) in rows(EVERY) for m in MODES if wanted(n, v, m)]
+        mtodo = mix_rows()
+        mtodo.append(("model fixture tick-bound-b6", build_fixture(Path(tmp), "tick-bound-b6"), "tick-bound-b6"))
+        real_tick = build_real_fixture(Path(tmp), "tick-bound-b6") if REAL_TRUNK.exists() else None
+        if real_tick:
+            mtodo.append(("real trunk fixture tick-bound-b6", real_tick, "tick-bound-b6"))
+        mjobs = [(n, e, v, m) for (n, e, v) in mtodo for m in MIX_MODES]
         # Fairness loads the CPUs: two servers at a time.  The header and
-        # order checks mostly wait on a bound: four at a time.
-        with ThreadPoolExecutor(2) as ex:
-            results = list(ex.map(lambda j: measure(*j, OUT), jobs))
-        with ThreadPoolExecutor(4) as ex:
-            hresults = list(ex.map(lambda j: measure_headers(*j, OUT), hjobs))
-            oresults = list(ex.map(lambda j: measure_order(*j, OUT), ojobs))
-    return report(results, hresults, oresults, a.json)
+        # order checks mostly wait on a bound: four at a time.  The mix
+        # rows mostly sleep (their clients' pauses, the slow route) and
+        # judge by margins no load reaches (MIX_TRACK of a 300 ms route,
+        # MIX_PACED_MAX and MIX_TRACK of the pause): MIX_SIDE at a time,
+        # beside the others from the start.
+        with ThreadPoolExecutor(MIX_SIDE) as mex:
+            mfut = [mex.submit(measure_mix, *j, OUT) for j in mjobs]
+            with ThreadPoolExecutor(2) as ex:
+                results = list(ex.map(lambda j: measure(*j, OUT), jobs))
+            with ThreadPoolExecutor(4) as ex:
+                hresults = list(ex.map(lambda j: measure_headers(*j, OUT), hjobs))
+                oresults = list(ex.map(lambda j: measure_order(*j, OUT), ojobs))
+            mresults = [f.result() for f in mfut]
+    return report(results, hresults, oresults, a.json, mresults)
 
 
-def report(results: list[dict], hresults: list[dict], oresults: list[dict], out_json: Path) -> int:
-    """The TEST lines of every row measured, and the JSON; 1 if one failed."""
+def report(results: list[dict], hresults: list[dict], oresults: list[dict], out_json: Path,
+           mresults: list[dict] | None = None) -> int:
+    """The TEST lines of every row measured (the mix rows where given), and
+    the JSON; 1 if one failed."""
     failures = 0
     for r in results:
         f, res = r["fairness"], r["resources"]
@@ -441,7 +838,12 @@ def report(results: list[dict], hresults: list[dict], oresults: list[dict], out_
             want = expected_complete(r["variant"], r["mode"], how == "pipelined")
             failures += kit_test(run["complete"] == want, f"{name}: {ORDER_K} of {ORDER_K} answered"
                                  if want else f"{name}: fewer than {ORDER_K} answered (B2/B6 not fixed here)", fig)
-    out_json.write_text(json.dumps({"fairness": results, "headers": hresults, "order": oresults}, indent=1))
+    doc = {"fairness": results, "headers": hresults, "order": oresults}
+    if mresults is not None:
+        failures += mix_tests(mresults)
+        (OUT / "mix.md").write_text(mix_table(mresults))
+        doc["mix"] = mresults
+    out_json.write_text(json.dumps(doc, indent=1))
     return 1 if failures else 0
 
 
