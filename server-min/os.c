@@ -596,3 +596,91 @@ void os_block_stop_signals(void)
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
+
+int os_poll_readable_set(const int *fds, size_t n, int timeout_ms,
+                         unsigned char *ready)
+{
+    struct pollfd small[64], *p = small;
+    uint64_t deadline = 0;
+    size_t i;
+    int rc;
+
+    if (n + 1 > sizeof small / sizeof small[0] &&
+        !(p = calloc(n + 1, sizeof *p))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        p[i].fd = fds[i];
+        p[i].events = POLLIN;
+        p[i].revents = 0;
+        ready[i] = 0;
+    }
+    p[n].fd = os_stop_pipe[0]; /* -1 (skipped) when there is none */
+    p[n].events = POLLIN;
+    p[n].revents = 0;
+    if (timeout_ms > 0)
+        deadline = os_tick_ms() + (uint64_t)timeout_ms;
+    for (;;) {
+        rc = poll(p, (nfds_t)(n + 1), timeout_ms < 0 ? -1 : timeout_ms);
+        if (rc >= 0 || errno != EINTR)
+            break;
+        rc = 0;
+        if (os_stop_requested())
+            break;
+        if (timeout_ms > 0) {
+            uint64_t now = os_tick_ms();
+
+            if (now >= deadline)
+                break;
+            timeout_ms = (int)(deadline - now);
+        }
+    }
+    if (rc > 0) {
+        rc = 0;
+        for (i = 0; i < n; i++)
+            if (p[i].fd >= 0 &&
+                (p[i].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) {
+                ready[i] = 1;
+                rc++;
+            }
+    }
+    if (p != small)
+        free(p);
+    return rc;
+}
+
+int os_wake_open(char *err, int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+        os_set_error(err, "pipe: %s", strerror(errno));
+        fds[0] = fds[1] = -1;
+        return -1;
+    }
+    return 0;
+}
+
+void os_wake_signal(int fd)
+{
+    char b = 1;
+    ssize_t r;
+
+    if (fd < 0)
+        return;
+    do
+        r = write(fd, &b, 1);
+    while (r < 0 && errno == EINTR);
+    /* EAGAIN: the pipe is full, the waiter wakes already. */
+}
+
+void os_wake_drain(int fd)
+{
+    char buf[64];
+    ssize_t r;
+
+    if (fd < 0)
+        return;
+    do
+        r = read(fd, buf, sizeof buf);
+    while (r > 0 || (r < 0 && errno == EINTR));
+}

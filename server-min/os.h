@@ -100,6 +100,27 @@ void os_close_socket_in_use(int fd);
 
 void os_close(int fd);
 
+/* ---- waiting on many sockets at once ----------------------------------
+ * Used by no stock routine: the pool and polled fixes wait for their idle
+ * connections and the listener with one poll() (upstream: fpPoll, Unix). */
+
+/* poll(2) for readability of n descriptors (fds[i] < 0 is skipped) and of
+ * the stop pipe, at most timeout_ms (<0 forever).  POLLIN, POLLHUP and
+ * POLLERR count as readable, as select() reports them; ready[i] is set to 1
+ * for each readable fds[i], else 0.  Returns how many are readable, 0 on
+ * time-out or when a stop was requested, -1 on error (errno).  EINTR
+ * restarts the wait with the time left.  No FD_SETSIZE limit. */
+int os_poll_readable_set(const int *fds, size_t n, int timeout_ms,
+                         unsigned char *ready);
+
+/* A wake-up handle for such a wait: a non-blocking pipe (upstream: fpPipe).
+ * fds[0] is polled, os_wake_signal(fds[1]) writes a byte (a full pipe wakes
+ * the waiter already), os_wake_drain(fds[0]) reads what is there.  -1 with
+ * err filled (and both fds -1) when no pipe can be made. */
+int os_wake_open(char *err, int fds[2]);
+void os_wake_signal(int fd);
+void os_wake_drain(int fd);
+
 /* ---- time ------------------------------------------------------------- */
 
 /* GetTickCount64: a monotonic millisecond clock. */

@@ -154,6 +154,11 @@ static struct threadpool_worker *threadpool_get_available_thread(
     return found;
 }
 
+int threadpool_max_threads(struct threadpool *p)
+{
+    return atomic_load(&p->max_threads);
+}
+
 int threadpool_thread_count(struct threadpool *p)
 {
     int n;

@@ -46,6 +46,9 @@ int threadpool_cancel_queued_tasks(struct threadpool *p,
  * once none runs one.  No task can be added after it. */
 void threadpool_terminate_running_tasks(struct threadpool *p);
 
+/* MaxThreads (the property's read). */
+int threadpool_max_threads(struct threadpool *p);
+
 /* ThreadCount and BusyThreadCount. */
 int threadpool_thread_count(struct threadpool *p);
 int threadpool_busy_thread_count(struct threadpool *p);

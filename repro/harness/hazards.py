@@ -399,12 +399,11 @@ MIX_PINGS, MIX_PACED_PINGS, MIX_BUSY_PINGS = 20, 8, 5
 MIX_TRACK, MIX_PACED_MAX = 0.1, 5.0
 MIX_WAIT_S = 3.0
 MIX_SIDE = 4
-# The B6 fix as shipped here is tick-bound: its pool rows expect "held"
-# for a paced client.  The reworked fix (readiness, on any idle worker)
-# passes every row with this set empty (measured on the rework merged:
-# report 05, the fix alone and all, model and real): empty it when the
-# rework lands; the fixture tick-bound-b6 keeps the proof.
-TICK_BOUND = {"pool-idle-fallback"}
+# Fixes whose pool rows are expected "held" for a paced client: none since
+# the B6 fix serves a kept-alive request when it arrives; the fixture
+# tick-bound-b6 (the fix as shipped before, on the accept-idle tick) keeps
+# the proof that the check can fail.
+TICK_BOUND: set[str] = set()
 MIX_VARIANTS = ["stock"] + [f"report:{r}" for r in patchset.reports()] + ["pool-idle-fallback", "all"]
 
 

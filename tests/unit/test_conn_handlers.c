@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -201,35 +202,6 @@ static void wait_task_let_go(struct connection *c)
     ASSERT_INT(atomic_load(&c->in_pool_task), 0);
 }
 
-/* pool-idle-fallback: the task that served a request waits, as tmThread's
- * RequestPending, for the next one and serves it without any tick.  Stock:
- * the task lets go at once and the request waits for CheckRequests. */
-static void test_pool_task_serves_next_request(void)
-{
-    struct conn_handler *h;
-    struct unit_conn u;
-    struct connection *c;
-
-    h = make_handler(TM_POOL);
-    /* Long enough that the task is surely still waiting when the second
-     * request comes: a deadline, not a measurement. */
-    srv.props.keep_connection_idle_timeout = 20000;
-    c = hand_over(h, &u, GET_KEEP);
-    expect_pong(u.peer);
-    unit_write_str(u.peer, GET_CLOSE);
-    if (!KIT_FIXED_B6) {
-        wait_task_let_go(c);
-        ASSERT_INT(unit_readable_now(u.peer), 0);
-        ASSERT_INT(unit_requests_seen(), 1);
-        handler_check_requests(h);
-    }
-    expect_pong(u.peer);
-    ASSERT_INT(unit_read_eof(u.peer), 1);
-    ASSERT_INT(unit_requests_seen(), 2);
-    free_handler();
-    unit_conn_close(&u);
-}
-
 static void test_pool_idle_recheck_only_from_check_requests(void)
 {
     struct conn_handler *h = make_handler(TM_POOL);
@@ -273,6 +245,49 @@ static void test_pool_first_request_and_close(void)
     unit_conn_close(&u);
 }
 
+static void wait_pool_idle(struct conn_handler *h);
+
+struct checker {
+    struct conn_handler *h;
+    atomic_int returned;
+    atomic_int loop;      /* run CheckRequests again until cleared */
+};
+
+static void *checker_main(void *arg)
+{
+    struct checker *k = arg;
+
+    os_block_stop_signals();
+    do
+        handler_check_requests(k->h);
+    while (atomic_load(&k->loop));
+    atomic_store(&k->returned, 1);
+    return NULL;
+}
+
+/* The listener's stand-in: srv.server.fd = lsn[0]. */
+static void fake_listener(int lsn[2])
+{
+    CU_ASSERT_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, lsn) == 0);
+    srv.server.fd = lsn[0];
+}
+
+static void fake_listener_close(int lsn[2])
+{
+    srv.server.fd = -1;
+    close(lsn[0]);
+    close(lsn[1]);
+}
+
+/* Until fd has bytes or EOF; 10 s safety bound (a server that never answers
+ * fails here instead of hanging the suite), not a timing assertion. */
+static int answer_comes(int fd)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+
+    return poll(&p, 1, 10000) == 1;
+}
+
 /* ---- pool: B7 -------------------------------------------------------------
  * Two kept-alive connections idle in the list, one worker (MaxThreads 1),
  * both clients close.  CheckRequests on a second thread ("the accept
@@ -296,26 +311,11 @@ static void idle_in_pool(struct conn_handler *h, struct unit_conn *u)
     wait_task_let_go(c);
 }
 
-struct checker {
-    struct conn_handler *h;
-    atomic_int returned;
-};
-
-static void *checker_main(void *arg)
-{
-    struct checker *k = arg;
-
-    os_block_stop_signals();
-    handler_check_requests(k->h);
-    atomic_store(&k->returned, 1);
-    return NULL;
-}
-
 static void test_pool_b7_check_requests_lock_order(void)
 {
     struct conn_handler *h = make_handler(TM_POOL);
     struct unit_conn a, b;
-    struct checker k = { NULL, 0 };
+    struct checker k = { NULL, 0, 0 };
     char close_b[64];
     unsigned long base, limit = KIT_FIXED_B7 ? 400000000UL : 200000UL;
     pthread_t t;
@@ -355,6 +355,180 @@ static void test_pool_b7_check_requests_lock_order(void)
     free_handler();
     unit_conn_close(&a);
     unit_conn_close(&b);
+}
+
+/* ---- readiness: a kept-alive request is served when it arrives ---------
+ * The accept thread is a second thread running CheckRequests (the checker).
+ * Its listener is one end of a socketpair: a byte written to the other end
+ * makes "accept() due", which ends the fix's wait.  The accept-idle interval
+ * is 600 s, so a server that serves kept-alive connections only on a tick
+ * (stock's single pass, or the tick-bound B6 fix as first shipped) cannot
+ * answer inside one CheckRequests call; with the fixes the answer comes
+ * while that call still runs.  Judged by order (the checker has not
+ * returned, the slow connection has no answer yet), never by time. */
+
+/* B6's fix: with one worker busy (the slow connection's response held at
+ * the send gate, as a slow route holds its task) and one idle, the ping
+ * connection's next kept-alive request is scheduled when it arrives.  The
+ * fix as first shipped started no task while any task ran (FOwnedCount)
+ * and waited for a tick: no answer (the 10 s bound fails it).  Stock: a
+ * single pass, the request waits for the next CheckRequests. */
+static void test_pool_ready_beside_busy(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct checker k = { NULL, 0, 0 };
+    struct unit_conn p, sl;
+    struct connection *pc, *sc;
+    int lsn[2];
+    pthread_t t;
+
+    ASSERT_INT(threadpool_set_max_threads(handler_pool(h), 2), 0);
+    srv.props.accept_idle_timeout = 600000;
+    fake_listener(lsn);
+    pc = hand_over(h, &p, GET_KEEP);
+    expect_pong(p.peer);
+    wait_task_let_go(pc);
+    /* The slow one: its task runs and is held before its answer. */
+    sc = hand_over(h, &sl, NULL);
+    unit_watch_fd(connection_fd(sc));
+    unit_send_gate_close();
+    unit_write_str(sl.peer, GET_CLOSE);
+    k.h = h;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, checker_main, &k) == 0);
+    if (!KIT_FIXED_B6) {
+        pthread_join(t, NULL); /* one pass, no wait */
+        unit_write_str(p.peer, GET_CLOSE);
+        ASSERT_INT(unit_readable_now(p.peer), 0);
+        unit_send_gate_open();
+        expect_pong(sl.peer);
+        handler_check_requests(h);
+        expect_pong(p.peer);
+    } else {
+        unit_write_str(p.peer, GET_CLOSE);
+        CU_ASSERT_FATAL(answer_comes(p.peer));
+        expect_pong(p.peer);
+        /* Order: answered inside the same CheckRequests call, before the
+         * slow connection's answer. */
+        ASSERT_INT(atomic_load(&k.returned), 0);
+        ASSERT_INT(unit_readable_now(sl.peer), 0);
+        unit_send_gate_open();
+        expect_pong(sl.peer);
+        ASSERT_INT(write(lsn[1], "a", 1), 1);
+        pthread_join(t, NULL);
+    }
+    ASSERT_INT(unit_read_eof(p.peer), 1);
+    ASSERT_INT(unit_read_eof(sl.peer), 1);
+    wait_pool_idle(h);
+    fake_listener_close(lsn);
+    free_handler();
+    unit_conn_close(&p);
+    unit_conn_close(&sl);
+}
+
+/* B21's fix: tmPolled serves a kept-alive connection's next request when
+ * it arrives, inside the CheckRequests call that waits; stock serves it
+ * only on the next tick (the next call). */
+static void test_polled_ready_without_tick(void)
+{
+    struct conn_handler *h = make_handler(TM_POLLED);
+    struct checker k = { NULL, 0, 0 };
+    struct unit_conn u;
+    int lsn[2], i;
+    pthread_t t;
+
+    srv.props.accept_idle_timeout = 600000;
+    fake_listener(lsn);
+    hand_over(h, &u, GET_KEEP);
+    expect_pong(u.peer);
+    k.h = h;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, checker_main, &k) == 0);
+    if (!KIT_FIXED_B21) {
+        pthread_join(t, NULL);
+        unit_write_str(u.peer, GET_CLOSE);
+        ASSERT_INT(unit_readable_now(u.peer), 0);
+        ASSERT_INT(unit_requests_seen(), 1);
+        handler_check_requests(h);
+        expect_pong(u.peer);
+    } else {
+        /* Several requests, each answered within the one call. */
+        for (i = 0; i < 5; i++) {
+            unit_write_str(u.peer, i < 4 ? GET_KEEP : GET_CLOSE);
+            CU_ASSERT_FATAL(answer_comes(u.peer));
+            expect_pong(u.peer);
+        }
+        ASSERT_INT(atomic_load(&k.returned), 0);
+        ASSERT_INT(unit_requests_seen(), 6);
+        ASSERT_INT(write(lsn[1], "a", 1), 1);
+        pthread_join(t, NULL);
+    }
+    ASSERT_INT(unit_read_eof(u.peer), 1);
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    fake_listener_close(lsn);
+    free_handler();
+    unit_conn_close(&u);
+}
+
+/* The FBusy window: upstream clears FBusy in HandleRequest before the
+ * task's ConnectionDone; a CheckRequests in between could schedule the
+ * connection again and ConnectionDone then free it under the new task.  A
+ * connection is owned by its task until ConnectionDone lets go.  Stress:
+ * two workers, the accept thread running CheckRequests without pause, four
+ * kept-alive connections each sending 200 requests one after the other:
+ * every request answered once, in order, nothing freed in use (the ASan and
+ * TSan builds of this suite run it too). */
+#define STRESS_CONNS 4
+#define STRESS_ROUNDS 200
+static void test_pool_owned_until_done_stress(void)
+{
+    struct conn_handler *h = make_handler(TM_POOL);
+    struct checker k = { NULL, 0, 1 };
+    struct unit_conn u[STRESS_CONNS];
+    int i, r, lsn[2];
+    pthread_t t;
+
+    ASSERT_INT(threadpool_set_max_threads(handler_pool(h), 2), 0);
+    srv.props.accept_idle_timeout = 1;
+    fake_listener(lsn);
+    for (i = 0; i < STRESS_CONNS; i++) {
+        hand_over(h, &u[i], GET_KEEP);
+        expect_pong(u[i].peer);
+    }
+    k.h = h;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, checker_main, &k) == 0);
+    for (r = 0; r < STRESS_ROUNDS; r++) {
+        for (i = 0; i < STRESS_CONNS; i++)
+            unit_write_str(u[i].peer, GET_KEEP);
+        for (i = 0; i < STRESS_CONNS; i++) {
+            CU_ASSERT_FATAL(answer_comes(u[i].peer));
+            expect_pong(u[i].peer);
+        }
+    }
+    ASSERT_INT(unit_requests_seen(), STRESS_CONNS * (STRESS_ROUNDS + 1));
+    /* Closed with the checker still running: ConnectionDone removes while
+     * CheckRequests looks (B7 stays fixed where it is). */
+    if (KIT_FIXED_B7)
+        for (i = 0; i < STRESS_CONNS; i++) {
+            unit_write_str(u[i].peer, GET_CLOSE);
+            CU_ASSERT_FATAL(answer_comes(u[i].peer));
+            expect_pong(u[i].peer);
+            ASSERT_INT(unit_read_eof(u[i].peer), 1);
+        }
+    atomic_store(&k.loop, 0);
+    ASSERT_INT(write(lsn[1], "a", 1), 1);
+    pthread_join(t, NULL);
+    if (!KIT_FIXED_B7)
+        for (i = 0; i < STRESS_CONNS; i++) {
+            unit_write_str(u[i].peer, GET_CLOSE);
+            handler_check_requests(h);
+            expect_pong(u[i].peer);
+            ASSERT_INT(unit_read_eof(u[i].peer), 1);
+        }
+    wait_pool_idle(h);
+    ASSERT_INT(handler_get_active_connection_count(h), 0);
+    fake_listener_close(lsn);
+    free_handler();
+    for (i = 0; i < STRESS_CONNS; i++)
+        unit_conn_close(&u[i]);
 }
 
 /* ---- polled ------------------------------------------------------------- */
@@ -654,9 +828,8 @@ static void b15_free_returns(enum thread_mode mode)
     if (KIT_FIXED_B15) {
         hand_over(h, &u, GET_KEEP);
         expect_pong(u.peer);
-        /* Settled: the pool's task let go (or, with pool-idle-fallback,
-         * waits for the next request as the thread does). */
-        if (mode == TM_POOL && !KIT_FIXED_B6)
+        /* Settled: the pool's task let go. */
+        if (mode == TM_POOL)
             wait_pool_idle(h);
         else if (mode != TM_POLLED)
             wait_thread_in_select();
@@ -699,7 +872,9 @@ static const struct unit_test conn_handlers_tests[] = {
     { "pool_check_keep_alive_expired", test_pool_check_keep_alive_expired },
     { "b6_pool_idle_recheck_only_from_check_requests", test_pool_idle_recheck_only_from_check_requests },
     { "pool_first_request_and_close", test_pool_first_request_and_close },
-    { "b6_pool_task_serves_next_request", test_pool_task_serves_next_request },
+    { "b6_pool_ready_beside_busy", test_pool_ready_beside_busy },
+    { "b21_polled_ready_without_tick", test_polled_ready_without_tick },
+    { "pool_owned_until_done_stress", test_pool_owned_until_done_stress },
     { "b7_pool_check_requests_lock_order", test_pool_b7_check_requests_lock_order },
     { "b2_polled_buffered_request", test_polled_b2_buffered_request },
     { "polled_waits_for_first_request", test_polled_waits_for_first_request },

@@ -320,6 +320,7 @@ type
     procedure TestEmptyLinesBeforeRequestAreIgnored;
     procedure TestConnectionLimitAnswerSaysItsLength;
     procedure TestAbsoluteFormTarget;
+    procedure TestPolledServesKeptAliveRequestOnArrival;
     // What a fix of the pool must not break.
     procedure TestPoolSharesWorkersBetweenKeepAliveClients;
     procedure TestPoolServesConnectionOnOneThreadAtATime;
@@ -498,6 +499,14 @@ begin
   // place of DoAcceptIdle, which checks the connections (and calls OnAcceptIdle).
   if Assigned(Server) then
     Server.OnIdle := @DoAcceptIdle;
+  // B21: a tmPolled server that looks at its connections only on the accept-idle
+  // tick reaps the closed ones on it; the test's tick is far beyond the run.
+  if (ThreadMode = tmPolled) and Assigned(Server)
+     and (Server.AcceptIdleTimeOut > DefaultPolledAcceptIdleTimeout) then
+  begin
+    Server.AcceptIdleTimeOut := 10;
+    FOwner.WakeAcceptor;
+  end;
   if ThreadMode <> tmThreadPool then
     Exit;
   P := (Connectionhandler as TFPPooledConnectionHandler).Pool as TFPSimpleThreadPool;
@@ -1503,10 +1512,11 @@ procedure TTestHTTPServerConnection.TestPoolAnswersSecondKeepAliveRequest;
 const
   Requests = 3;
 var
-  C: TTestClient;
+  C, S: TTestClient;
   R: TTestResponse;
   O: TClientRead;
   I: Integer;
+  P: TFPSimpleThreadPool;
 begin
   UseKeepAlivePool;
   StartServer;
@@ -1521,6 +1531,28 @@ begin
         'the request %s (a kept-alive connection must be served again when its next request arrives)',
         [I, Requests, C.Describe(O)]));
   end;
+  { Beside a slow request, with a worker idle: another connection's request holds one
+    worker (/hold, released by this test), and the kept-alive client sends its next
+    request after a pause longer than KeepConnectionIdleTimeout, as a browser does.
+    It must be answered while the slow one is still held: the order of the answers,
+    not a time, is the verdict (the held one is released only after it). }
+  P := (FServer.Connectionhandler as TFPPooledConnectionHandler).Pool as TFPSimpleThreadPool;
+  if P.MaxThreads < 2 then
+    P.MaxThreads := 2;
+  S := Connect;
+  S.Send(Get('/hold', 'Connection: close' + CRLF));
+  AssertTrue('the slow request holds a pool worker', WaitForCount(FHoldEntered, 1, FHoldChanged));
+  Sleep(2 * FServer.KeepConnectionIdleTimeout);
+  C.Send(Get('/ping'));
+  O := C.ReadResponse(R);
+  FReleaseHeld.SetEvent;
+  if O <> crResponse then
+    Fail(Format('request %d on a kept-alive connection in tmThreadPool, sent while another connection''s ' +
+      'slow request held one of %d pool workers and another was idle: the request %s before the slow one ' +
+      'was let go (a kept-alive request must be scheduled when it arrives, on any free worker)',
+      [Requests + 1, P.MaxThreads, C.Describe(O)]));
+  O := S.ReadResponse(R);
+  AssertTrue('the slow request ' + S.Describe(O), O = crResponse);
 end;
 
 { B9 }
@@ -2625,7 +2657,47 @@ begin
   end;
 end;
 
+{ B21 }
+
+procedure TTestHTTPServerConnection.TestPolledServesKeptAliveRequestOnArrival;
+{$IFDEF UNIX}
+const
+  Requests = 3;
+var
+  C: TTestClient;
+  R: TTestResponse;
+  O: TClientRead;
+  I: Integer;
+begin
+  { An accept-idle interval four times the watchdog: a tmPolled server that reads a
+    kept-alive connection's next request only on the accept-idle tick cannot answer
+    any of them within the client's watchdog, one that reads it when it arrives
+    answers each at once. A count of answers, in one run. }
+  FServer.ThreadMode := tmPolled;
+  FServer.KeepConnections := True;
+  FServer.KeepConnectionTimeout := 15000;
+  FServer.AcceptIdleTimeout := 4 * WatchdogMs;
+  StartServer;
+  C := Connect;
+  for I := 1 to Requests do
+  begin
+    C.Send(Get('/ping'));
+    O := C.ReadResponse(R);
+    if O <> crResponse then
+      Fail(Format('request %d of %d, one after the other on one kept-alive connection in tmPolled with ' +
+        'AcceptIdleTimeout %d ms: the request %s (a request must be read when it arrives, not on the ' +
+        'next accept-idle tick)', [I, Requests, FServer.AcceptIdleTimeout, C.Describe(O)]));
+  end;
+end;
+{$ELSE}
+begin
+  Ignore('tmPolled waits for the listener and its connections with fpPoll, which is Unix only: ' +
+    'on this platform it keeps the accept-idle tick');
+end;
+{$ENDIF}
+
 initialization
 
   RegisterTest(TTestHTTPServerConnection);
+
 end.
