@@ -100,7 +100,7 @@ class Proxy:
                     "-c", str(conf)]
         if self.name == "haproxy":
             return [exe, "-db", "-f", str(conf)]
-        return [exe, "-f", str(conf), "-DFOREGROUND"]
+        return [exe, "-f", str(conf.resolve()), "-DFOREGROUND"]   # Apache: relative to ServerRoot
 
 
 PROXIES = {
