@@ -92,7 +92,7 @@ class Proxy:
         return m.group(1) if m else "unknown"
 
     def argv(self, conf: Path) -> list[str]:
-        exe = self.found() or self.exe
+        exe, conf = self.found() or self.exe, conf.resolve()   # Apache: -f is read from ServerRoot
         if self.name == "nginx":
             # -e: the error log before the config is read (else the packaged
             # /var/log/nginx/error.log, which a user who is not root cannot open)
@@ -100,7 +100,7 @@ class Proxy:
                     "-c", str(conf)]
         if self.name == "haproxy":
             return [exe, "-db", "-f", str(conf)]
-        return [exe, "-f", str(conf.resolve()), "-DFOREGROUND"]   # Apache: relative to ServerRoot
+        return [exe, "-f", str(conf), "-DFOREGROUND"]
 
 
 PROXIES = {
