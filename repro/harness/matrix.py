@@ -216,7 +216,9 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
     def row(name: str, s: str, flags: list[str], clone: str, note: str,
             exe_set: str | None = None) -> Row:
         exp = dict(by[clone].expect, **{d: NA for d in kit.WINE_NA})   # kit.WINE_NA says why
-        target = [d for d in by[clone].target if d not in kit.WINE_NA]
+        unix = [d for d in kit.patchset.unix_only(clone) if d not in kit.WINE_NA] if clone in kit.patchset.variants() else []
+        exp.update({d: R for d in unix})   # Platforms: unix (the patch says why)
+        target = [d for d in by[clone].target if d not in kit.WINE_NA and d not in unix]
         return Row(name, s, list(flags), expect=exp, target=target,
                    path=REAL_WIN64 / (exe_set or s) / "fpserver.exe", wrap=[str(WINE)],
                    env=env, platform="win64", note=note)

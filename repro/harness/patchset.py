@@ -9,7 +9,9 @@ stays visible: an interaction the matrix shows as a pair row) and
 is their own fix: the matrix then expects them fixed on its row) and
 `Security:` (why the defect is security-relevant: the matrix and the
 report mark it, and its texts go to FPC's confidential channel first;
-the one place that says so) and `Report:` (the upstream report the fix is
+the one place that says so) and `Platforms:` (`unix`: the fix removes its defect on Unix only, the
+reason after it; the win64 rows expect it still there) and `Report:`
+(the upstream report the fix is
 filed in: FPC takes a few reports that each apply and are reviewed alone,
 `NN-topic` for a public one, `confidential` for the security one; a report's
 variant `report:NAME` carries its fixes and nothing else) and `Defect-Bound:` (bytes: the fix removes its defect only for responses whose
@@ -194,6 +196,19 @@ def report(name: str, kind: str = "c") -> list[str]:
     out = [p.name for p in patches(kind) if p.report == name]
     if not out:
         raise KeyError(f"unknown report {name!r} (the reports: {' '.join(reports(kind))})")
+    return out
+
+
+def unix_only(variant: str, kind: str = "c") -> list[str]:
+    """The defects `variant` fixes on Unix only: every fix of it the variant
+    carries says `Platforms: unix`."""
+    table = by_name(kind)
+    mine = [table[n] for n in members(variant) if n in table]
+    out = []
+    for d in fixed_by(variant, kind):
+        fixes = [p for p in mine if d == p.defect]   # what a fix also removes is not bound to it
+        if fixes and all(p.headers.get("Platforms", "").split()[:1] == ["unix"] for p in fixes):
+            out.append(d)
     return out
 
 
