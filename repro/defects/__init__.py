@@ -8,10 +8,10 @@ the matrix column judges), HEAVY (it loads the machine: run one at a time)
 and WINE_NA (why a run under Wine cannot show it).  What the measures share
 (servers, rows, verdicts, the probe, retried) is repro/harness/kit.py.
 
-REGISTRY below is the one place the matrix, make bisect, checkfix.py,
-hazards.py, sweep.py, proxies.py and the Horse rows find a measure: every
-table here is derived from the modules it names.  Adding a defect: its own
-module, and a line in REGISTRY.
+REGISTRY below is the one place the matrix (its Horse rows included), make
+bisect, checkfix.py, proxies.py and the clients find a measure or its
+constants: every table here is derived from the modules it names.
+Adding a defect: its own module, and a line in REGISTRY.
 """
 from __future__ import annotations
 
