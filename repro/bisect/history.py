@@ -13,7 +13,7 @@ the same tree ID in the history bundle and in a full FPCSource clone), with
 the program, the build script and the toolchain stamp in the key.  A build
 that fails is cached too (its log is the reason a commit is skipped).
 
-Verdict: kit.measure() on that program, exactly as `make repro` runs it.
+Verdict: defects.measure() on that program, exactly as `make repro` runs it.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
+import defects  # noqa: E402  (the registry of measures, repro/defects/)
 
 FOLDERS = ("packages/fcl-web/src/base", "packages/fcl-net/src", "packages/fcl-base/src")
 SERVER_SOURCE = "packages/fcl-web/src/base/fphttpserver.pp"
@@ -174,12 +175,12 @@ class Outcome:
 
 
 def judge(defect: str, exe: Path, outdir: Path) -> Outcome:
-    """The kit's verdict for defect on exe.  kit.measure makes a run
+    """The kit's verdict for defect on exe.  defects.measure makes a run
     without a verdict (inconclusive, or failed) once more on a fresh server
     (kit.retried); no verdict then is a skip with both figures."""
     row = kit.Row(f"bisect {exe.parent.name}", "bisect", path=exe)
     shutil.rmtree(outdir / "try1", ignore_errors=True)
-    v = kit.measure(defect, row, outdir / "try1", use_strace=False)
+    v = defects.measure(defect, row, outdir / "try1", use_strace=False)
     attempts = 2 if {"first_run", "first_attempt_error", "errors"} & v.data.keys() else 1
     if v.state == "reproduced":
         return Outcome(BAD, v.state, v.figure, attempts)

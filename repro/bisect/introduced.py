@@ -6,7 +6,7 @@ usage: repro/bisect/introduced.py DEFECT [--hist PATH] [--rev REV]
        repro/bisect/introduced.py --check FILE
 
 DEFECT   B1..B8, or one symptom of a defect that has several
-         (kit.SYMPTOMS: B2.thread, B2.polled, B2.pool, B8.first,
+         (defects.SYMPTOMS: B2.thread, B2.polled, B2.pool, B8.first,
          B8.next, B8.polled).  A defect with several symptoms
          is bisected once per symptom, each with its own measure.
 --hist   an FPCSource history: a clone (a maintainer's own; it is cloned
@@ -236,7 +236,7 @@ def answer(defect: str, hist: Path, rev: str | None) -> dict:
             "verification": {"ok": kind is not None, "why": why,
                              "how": "the named commit and each parent compiled again (not from "
                                     "the bisect's build cache: repro/fpc/build.sh --tree on a "
-                                    "fresh git archive of the commit) and judged by kit.measure",
+                                    "fresh git archive of the commit) and judged by defects.measure",
                              "named": {k: named[k] for k in ("state", "reason", "seconds")},
                              "parents": [{k: p[k] for k in ("upstream", "state", "reason", "seconds")}
                                          for p in parents]},
@@ -304,24 +304,24 @@ MIRRORED = ("kind", "statement", "first_bad", "parents", "verification")
 
 
 def check_symptoms(d: str, e: dict) -> list[str]:
-    """A defect with several symptoms (kit.SYMPTOMS): an entry for each,
+    """A defect with several symptoms (defects.SYMPTOMS): an entry for each,
     well formed, judged by its own measure; the defect's own fields the
     first symptom's."""
-    want = history.kit.symptoms(d)
+    want = history.defects.symptoms(d)
     syms = e.get("symptoms")
     if len(want) == 1:
-        return [f"{d}: symptoms, but kit.SYMPTOMS has none for {d}"] if syms is not None else []
+        return [f"{d}: symptoms, but defects.SYMPTOMS has none for {d}"] if syms is not None else []
     if not isinstance(syms, dict):
         return [f"{d}: no per-symptom entries (want {', '.join(n for n, _, _ in want)})"]
     bad = [f"{d}: no entry for symptom {n}" for n, _, _ in want if n not in syms]
-    bad += [f"{d}: symptom {n} is not in kit.SYMPTOMS" for n in syms if n not in {w[0] for w in want}]
+    bad += [f"{d}: symptom {n} is not in defects.SYMPTOMS" for n in syms if n not in {w[0] for w in want}]
     for n, measure, text in want:
         s = syms.get(n)
         if s is None:
             continue
         bad += [f"{d}.{n}: {p.split(': ', 1)[1]}" for p in check_entry(d, s)]
         if (s.get("symptom"), s.get("measure"), s.get("symptom_text")) != (n, measure, text):
-            bad.append(f"{d}.{n}: symptom/measure/symptom_text do not match kit.SYMPTOMS")
+            bad.append(f"{d}.{n}: symptom/measure/symptom_text do not match defects.SYMPTOMS")
     first = syms.get(want[0][0], {})
     if any(e.get(k) != first.get(k) for k in MIRRORED):
         bad.append(f"{d}: its own fields are not those of its first symptom {want[0][0]}")
@@ -330,7 +330,7 @@ def check_symptoms(d: str, e: dict) -> list[str]:
 
 def check_file(path: Path) -> list[str]:
     data = json.loads(path.read_text())
-    bad = [f"no entry for {d}" for d in history.kit.DEFECTS if d not in data]
+    bad = [f"no entry for {d}" for d in history.defects.DEFECTS if d not in data]
     for d, e in sorted(data.items()):
         bad += check_entry(d, e) + check_symptoms(d, e)
     return bad
@@ -344,7 +344,7 @@ def store(data: dict, defect: str, e: dict) -> None:
     entry = data.get(defect) or {}
     syms = entry.get("symptoms") if isinstance(entry.get("symptoms"), dict) else {}
     syms[e["symptom"]] = e
-    order = [n for n, _, _ in history.kit.symptoms(defect)]
+    order = [n for n, _, _ in history.defects.symptoms(defect)]
     syms = dict(sorted(syms.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99))
     first = syms.get(order[0])
     entry = {**(first if first else entry), "symptoms": syms}
@@ -373,8 +373,8 @@ def main() -> int:
         for p in problems:
             print(f"bisect: {a.check.name}: {p}")
         data = json.loads(a.check.read_text())
-        for d in history.kit.DEFECTS:   # a line per symptom of the defects that have several
-            for n, measure, _ in (history.kit.symptoms(d) if len(history.kit.symptoms(d)) > 1 else []):
+        for d in history.defects.DEFECTS:   # a line per symptom of the defects that have several
+            for n, measure, _ in (history.defects.symptoms(d) if len(history.defects.symptoms(d)) > 1 else []):
                 s = data.get(d, {}).get("symptoms", {}).get(n)
                 mine = [p for p in problems if p.startswith(f"{d}.{n}:") or p.startswith(f"{d}: ")]
                 print(f"TEST: bisect {a.check.name} {measure} well formed " + (
@@ -385,12 +385,12 @@ def main() -> int:
               + ("[ OK ]" if not problems else f"[FAIL] {len(problems)} problems"))
         return 1 if problems else 0
     base, _, only = (a.defect or "").partition(".")
-    if base not in history.kit.DEFECTS:
-        ap.error(f"DEFECT must be one of {', '.join(history.kit.DEFECTS)}")
-    targets = [t for t in history.kit.symptoms(base) if not only or t[0] == only]
+    if base not in history.defects.DEFECTS:
+        ap.error(f"DEFECT must be one of {', '.join(history.defects.DEFECTS)}")
+    targets = [t for t in history.defects.symptoms(base) if not only or t[0] == only]
     if not targets:
-        ap.error(f"{base} has no symptom {only!r} (kit.SYMPTOMS: "
-                 f"{', '.join(n for n, _, _ in history.kit.symptoms(base)) or 'one symptom'})")
+        ap.error(f"{base} has no symptom {only!r} (defects.SYMPTOMS: "
+                 f"{', '.join(n for n, _, _ in history.defects.symptoms(base)) or 'one symptom'})")
     for need, why in ((history.FPC, "no trunk toolchain (make fpc-trunk)"),
                       (history.kit.PROBE, "no probe (make build/probe)")):
         if not need.exists():

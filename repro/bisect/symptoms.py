@@ -7,8 +7,8 @@ repro/bisect/results.json (`make bisect DEFECT=Bn`).
         [p["state"] for p in s["verification"]["parents"]]
 
 A defect with one symptom gives its one entry (symptom "", symptom_text
-""); one with several (kit.SYMPTOMS) its entry "symptoms"[name] for each,
-in kit.SYMPTOMS order (introduced.py stores them so).  Every entry has the
+""); one with several (defects.SYMPTOMS) its entry "symptoms"[name] for each,
+in defects.SYMPTOMS order (introduced.py stores them so).  Every entry has the
 fields introduced.py's README lists: kind, statement, first_bad, parents,
 verification (named and each parent's verdict), bisect (with
 skipped_reasons: each skip reason whole, with its count)."""

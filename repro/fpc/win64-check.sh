@@ -10,9 +10,9 @@
 #      where the build also carries fcl-web's own fix, set-tcp-nodelay; strace
 #      of the Windows program's Winsock as Wine executes it on Linux);
 #   2. B3 fixed by the probe's same-run ratio, median of requests 2..n on
-#      one socket over the median on fresh sockets (kit.measure_b3: stall
+#      one socket over the median on fresh sockets (B3's measure_b3: stall
 #      >= 10x, clean <= 3x);
-#   3. B3 fixed on the wire (kit.measure_capture, as root): no body segment
+#   3. B3 fixed on the wire (B3's measure_capture, as root): no body segment
 #      held until the client's delayed ACK of its header segment.
 # Why 3 as well: under Wine a fresh connection costs 4-30 ms (accept in the
 # Wine server, fd passing, a new thread), so the fresh-socket median is
@@ -74,7 +74,7 @@ for spec in "${MITIGATED[@]}" "$REGRESSION"; do
 done
 
 # The kit's bounds, read from repro/harness/kit.py (one fact, one place; shown in
-# the figures, applied by kit.measure_b3 itself).
+# the figures, applied by B3's measure_b3 itself).
 read -r STALL CLEAN < <(cd "$top/repro/harness" && python3 -c 'import kit; print(kit.B3_STALL_RATIO, kit.B3_CLEAN_RATIO)') \
     || die "cannot read the B3 bounds from repro/harness/kit.py"
 
@@ -180,18 +180,19 @@ mitigation_check() {
     local syscalls_ok=0 per=1
     [[ " $(python3 "$top/repro/harness/patchset.py" fixed "$build" 2>/dev/null) " == *" B3 "* ]] && per=2
     [ "$conns" -gt 0 ] && [ "$nodelay" -eq $((per * conns)) ] && syscalls_ok=1
-    # 2 and 3. B3 by the kit's own measures (repro/harness/kit.py), on this build
+    # 2 and 3. B3 by the kit's own measures (repro/defects/), on this build
     # under wine-server.sh: the same-run ratio, and the wire.
     res=$(cd "$top/repro/harness" && python3 - "$exe" "$d" "$flags" "$top/repro/fpc/wine-server.sh" <<'PY'
 import sys
 from pathlib import Path
 import kit
+import defects
 exe, outdir, flags, wrap = sys.argv[1:5]
 row = kit.Row(name="win64", variant="win64", flags=flags.split(), path=Path(exe),
               wrap=[wrap], platform="win64")
-b3 = kit.measure("B3", row, Path(outdir), False)
-why = kit.can_capture()
-wire = (kit.measure_capture(row, Path(outdir), False) if why is None
+b3 = defects.measure("B3", row, Path(outdir), False)
+why = defects.can_capture()
+wire = (defects.measure_capture(row, Path(outdir), False) if why is None
         else kit.Verdict("n/a", f"wire not captured: {why}"))
 # Ratio and wire decided, and differ: the ratio is measured once more on a
 # new server, and the second decides (the figure says so).  Beside a
@@ -200,7 +201,7 @@ wire = (kit.measure_capture(row, Path(outdir), False) if why is None
 if {b3.state, wire.state} == {"fixed", "reproduced"}:
     first = f"{b3.state}: {b3.figure}"
     again = Path(outdir) / "again"
-    b3 = kit.measure("B3", row, again, False)
+    b3 = defects.measure("B3", row, again, False)
     b3.figure += f" (measured again, the wire having said {wire.state}; the first: {first})"
 d = b3.data
 if d.get("ratio_p50") is not None:

@@ -8,7 +8,7 @@ only with another (Needs:) is checked with it.  The real TFPHttpServer is
 built from TREE (default: the snapshot in ../shared/upstream; a checkout or a
 tarball, as `make repro FPCSRC=` takes it) twice, stock and with the fix;
 then, for the defects the fix removes (patchset.py fixed VARIANT fpc):
-  verdicts  the matrix's measures (repro/harness/kit.py) on both: each
+  verdicts  the matrix's measures (repro/defects/) on both: each
             defect must be REPRO on stock and fixed with the fix;
   hazards   the fix's hazard rows on the real server, every thread mode
             (repro/harness/hazards.py --variant);
@@ -326,9 +326,10 @@ class Check:
                 self.builds / "fix" / "fpserver")
 
     def verdicts(self, stock: Path | None, fix: Path) -> dict:
-        """kit.measure of each defect on each server, side by side (B7 and
+        """defects.measure of each defect on each server, side by side (B7 and
         B8, which load the machine, one at a time)."""
         import kit   # noqa: E402  (after the name is known good: kit starts nothing on import)
+        import defects   # noqa: E402  (the registry of measures, repro/defects/)
         kit.raise_fd_limit()
         use_strace = kit.have_strace()
         rows = [kit.Row("fix", self.variant, path=fix)]
@@ -340,12 +341,12 @@ class Check:
 
         def one(rd: tuple) -> tuple:
             r, d = rd
-            v = kit.measure(d, r, self.out / "verdicts" / r.name, use_strace)
+            v = defects.measure(d, r, self.out / "verdicts" / r.name, use_strace)
             print(f"   {d} {r.name}: {v.state} ({time.monotonic() - t0:.1f} s)", flush=True)
             return (r.name, d), v
         jobs = [(r, d) for d in self.defects for r in rows]
         with ThreadPoolExecutor(8) as light, ThreadPoolExecutor(1) as heavy:
-            futs = [(heavy if d in kit.HEAVY else light).submit(one, (r, d)) for r, d in jobs]
+            futs = [(heavy if d in defects.HEAVY else light).submit(one, (r, d)) for r, d in jobs]
             got = dict(f.result() for f in futs)
         secs = time.monotonic() - t0
         print(f"== verdicts: {secs:.1f} s", flush=True)

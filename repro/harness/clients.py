@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kit  # noqa: E402
+import defects  # noqa: E402  (the registry of measures, repro/defects/)
 import reuse  # noqa: E402
 
 CLIENTS = kit.TOP / "repro" / "clients"
@@ -134,9 +135,9 @@ def curl_figure(c: dict) -> tuple[str, float | None]:
 def curl_state(c: dict) -> str | None:
     """stall, clean, or None (between the bounds: measured once more)."""
     _, ratio = curl_figure(c)
-    # The matrix's rule (kit.b3_against) on the quartiles' ratio: one
+    # The matrix's rule (B3's b3_against) on the quartiles' ratio: one
     # control, the fresh connections' quartile, as the unit.
-    return kit.b3_against(ratio, [1.0]) if ratio is not None else None
+    return defects.module("B3").b3_against(ratio, [1.0]) if ratio is not None else None
 
 
 def pool_figure(name: str, c: dict) -> str:
@@ -282,7 +283,7 @@ def h2load_controls(r: dict) -> list[int]:
 def h2load_state(r: dict) -> str | None:
     """stall, clean, or None (the run says nothing: measured once more):
     on's p50 against its controls' as the matrix judges B3
-    (kit.b3_against: a stall against the faster, clean against the
+    (B3's b3_against: a stall against the faster, clean against the
     slower).  A busy machine slows the fresh connections, off's new
     thread most (woken a time slice late: c90, off's p50 5.4 ms, 8.1x
     twice), and not the delayed ACK that holds the kept one's; so where
@@ -292,7 +293,7 @@ def h2load_state(r: dict) -> str | None:
     on, controls = r.get("on", {}).get("p50_us"), h2load_controls(r)
     if not on or not controls:
         return None
-    state = kit.b3_against(on, controls)
+    state = defects.module("B3").b3_against(on, controls)
     if state is None and on > kit.B3_CLEAN_RATIO * min(controls) and h2load_apart(r):
         return "stall"
     return state

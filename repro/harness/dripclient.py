@@ -2,9 +2,9 @@
 """dripclient.py - B17's client: a request head dripped below the per-read
 time-out, and the two hazards of its fix, at once on one server.
 
-Run by kit.measure_b17 as a process of its own, so that its gaps are not
-stretched by the threads of the matrix beside it (one Python process, one
-GIL).  Three connections at once:
+Run by measure_b17 (repro/defects/b17_head_read_time.py) as a process of
+its own, so that its gaps are not stretched by the threads of the matrix
+beside it (one Python process, one GIL).  Three connections at once:
   drip   the request head HEAD, PIECE bytes at a time, each after GAP ms of
          waiting for the server (select: an answer or a close ends the drip);
   body   a POST's head whole, then its BODY dripped the same way (the

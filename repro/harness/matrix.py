@@ -49,7 +49,9 @@ import wineprefix  # noqa: E402
 import patchset  # noqa: E402
 import reuse  # noqa: E402
 import proxies  # noqa: E402
-from kit import DEFECTS, Row  # noqa: E402
+from kit import Row  # noqa: E402
+import defects  # noqa: E402  (the registry of measures, repro/defects/)
+from defects import DEFECTS  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "horse"))
 import rows as horse  # noqa: E402  (Horse's own code: repro/horse/rows.py)
 
@@ -215,10 +217,11 @@ def win64_rows(clones: list[Row], prefix: str | None) -> list[Row]:
 
     def row(name: str, s: str, flags: list[str], clone: str, note: str,
             exe_set: str | None = None) -> Row:
-        exp = dict(by[clone].expect, **{d: NA for d in kit.WINE_NA})   # kit.WINE_NA says why
-        unix = [d for d in kit.patchset.unix_only(clone) if d not in kit.WINE_NA] if clone in kit.patchset.variants() else []
+        exp = dict(by[clone].expect, **{d: NA for d in defects.WINE_NA})   # defects.WINE_NA says why
+        unix = [d for d in kit.patchset.unix_only(clone) if d not in defects.WINE_NA] \
+            if clone in kit.patchset.variants() else []
         exp.update({d: R for d in unix})   # Platforms: unix (the patch says why)
-        target = [d for d in by[clone].target if d not in kit.WINE_NA and d not in unix]
+        target = [d for d in by[clone].target if d not in defects.WINE_NA and d not in unix]
         return Row(name, s, list(flags), expect=exp, target=target,
                    path=REAL_WIN64 / (exe_set or s) / "fpserver.exe", wrap=[str(WINE)],
                    env=env, platform="win64", note=note)
@@ -347,9 +350,9 @@ def b3_columns(v: kit.Verdict) -> tuple[str, str, str]:
 # ---- running every measure concurrently ---------------------------------
 
 JOBS = int(os.environ.get("KIT_JOBS", "16"))
-# B7's servers are niced below everything else (kit.B7_NICE) and spend most
-# of a measure waiting on a deadline, so more of them run at once than B8's
-# 1,100-connection ones.
+# B7's servers are niced below everything else (B7_NICE in B7's module,
+# repro/defects/b07_pool_hang.py) and spend most of a measure waiting on a
+# deadline, so more of them run at once than B8's 1,100-connection ones.
 HEAVY_JOBS = {"B7": int(os.environ.get("KIT_HEAVY", "4")) + 4,
               "B8": int(os.environ.get("KIT_HEAVY", "4"))}
 WIRE_JOBS = 4
@@ -395,7 +398,7 @@ class Runner:
         # line; 1 run of 7).
         if getattr(row, "proxy", None):
             return "proxy"
-        return (col if col in kit.HEAVY else "wire" if col in self.wire
+        return (col if col in defects.HEAVY else "wire" if col in self.wire
                 else "waiting" if col in WAITING and row.platform != "win64" else "light")
 
     def rowdir(self, row: Row) -> Path:
@@ -412,10 +415,10 @@ class Runner:
                 v = kit.Verdict(NA, "no reused connection (one request per connection): "
                                 "nothing for the wire to show")
             elif col in self.wire:
-                v = kit.retried(lambda d: kit.measure_capture(row, d, kit.CAPTURES[col]),
+                v = kit.retried(lambda d: defects.measure_capture(row, d, defects.CAPTURES[col]),
                                 self.rowdir(row), col)
             else:
-                v = kit.measure(col, row, self.rowdir(row), self.use_strace)
+                v = defects.measure(col, row, self.rowdir(row), self.use_strace)
         except Exception as e:  # a harness bug must show, not kill the run
             v = kit.Verdict(kit.MEASURE_FAILED, "harness error",
                             {"errors": [f"{type(e).__name__}: {e}"]})
@@ -601,7 +604,7 @@ def show_reused(doc: dict, src: Path, out: Path) -> int:
     said = reuse.show(doc, src, out, f"{doc['environment']['date_utc']}, {doc['wall_s']} s",
                       "the kit's files, the programs the rows run, this machine's tools, "
                       "the settings", ignore=("clients",))
-    wire = [c for c in kit.CAPTURES if doc.get("capture")]
+    wire = [c for c in defects.CAPTURES if doc.get("capture")]
     print_table(doc["rows"], wire)
     print_figures(doc["rows"])
     print(f"\n{len(doc['rows'])} rows as expected, 0 not: {said}")
@@ -646,7 +649,7 @@ def main() -> int:
     if not use_strace:
         print("note: strace evidence skipped: "
               + ("--no-strace given" if args.no_strace else "strace is not installed"))
-    no_capture = "--no-capture given" if args.no_capture else kit.can_capture()
+    no_capture = "--no-capture given" if args.no_capture else defects.can_capture()
     if no_capture:
         print(f"note: wire captures skipped: {no_capture}")
     if not TRUNK_FPC.exists():
@@ -665,7 +668,7 @@ def main() -> int:
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    wire = [] if no_capture else list(kit.CAPTURES)
+    wire = [] if no_capture else list(defects.CAPTURES)
     inputs = reuse.inputs([r.binary for r in rows] + [kit.PROBE, kit.STRACE_ANALYSE, kit.PCAP_ANALYSE],
                           {"rows": [r.name for r in rows], "strace": use_strace, "wire": wire,
                            "fault_row": args.fault_row,

@@ -62,12 +62,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kit  # noqa: E402
+import kit, defects  # noqa: E401,E402  (defects: the registry, repro/defects/)
 import httpwire  # noqa: E402
 import patchset  # noqa: E402
 
 CONF = kit.TOP / "repro" / "proxy"
 R, F, NA = "reproduced", "fixed", "n/a"
+B11, B12, B14, B16, B19 = (defects.module(d) for d in ("B11", "B12", "B14", "B16", "B19"))
 
 
 @dataclass
@@ -349,7 +350,7 @@ def served(log: str) -> list[str]:
 # ---- B3 ---------------------------------------------------------------
 
 B3_N = 30
-# The control (the matrix's idle-gap control, kit.b3_compare): requests
+# The control (the matrix's idle-gap control, B3's b3_compare): requests
 # on the same client connection, through the same proxy and its same
 # upstream connection, each after a B3_GAP_MS idle gap, after which the
 # proxy's end acknowledges at once (quick ACK): no stall, whatever the
@@ -673,13 +674,13 @@ def measure_b10(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
 
 
 def measure_b12(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
-    """A head announcing kit.B12_ANNOUNCED bytes and 10 of them: does the
+    """A head announcing B12.B12_ANNOUNCED bytes and 10 of them: does the
     proxy send the head on before the body is all in (passes the
     allocation to the server) or buffer the body first (absorbed)?
     Passed: the real server behind the proxy, its accessible address
     space before and after (kit.tree_accessible_kib)."""
-    head = (f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: {kit.B12_ANNOUNCED}\r\n\r\n"
-            ).encode() + kit.B12_SENT
+    head = (f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: {B12.B12_ANNOUNCED}\r\n\r\n"
+            ).encode() + B12.B12_SENT
 
     def client(at, rec):
         with socket.create_connection(at, timeout=10) as s:
@@ -691,7 +692,7 @@ def measure_b12(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     if not passed:
         return kit.Verdict(NA, f"absorbed: {proxy.name} buffers the body: nothing reached the "
                            f"upstream in {PASS_BOUND_S:g} s after a head announcing "
-                           f"{kit.B12_ANNOUNCED >> 20} MiB and {len(kit.B12_SENT)} bytes of it", data)
+                           f"{B12.B12_ANNOUNCED >> 20} MiB and {len(B12.B12_SENT)} bytes of it", data)
     with Front(row, proxy, outdir, "b12", kit.HORSE) as fr:
         pid = fr.srv._server_pid()
         with socket.create_connection(fr.at, timeout=10) as s:
@@ -701,14 +702,14 @@ def measure_b12(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
             kit._poll(lambda: kit.tree_settled(pid), 2.0 * kit.SLOW)
             before = kit.tree_accessible_kib(pid)
             s.sendall(head)
-            kit._poll(lambda: kit.tree_accessible_kib(pid) - before >= (kit.B12_ANNOUNCED >> 10),
+            kit._poll(lambda: kit.tree_accessible_kib(pid) - before >= (B12.B12_ANNOUNCED >> 10),
                       PASS_BOUND_S * 2 * kit.SLOW)
             grew = kit.tree_accessible_kib(pid) - before
     data["server_grew_kib"] = grew
-    share = grew / (kit.B12_ANNOUNCED >> 10)
+    share = grew / (B12.B12_ANNOUNCED >> 10)
     fig = (f"{proxy.name} sends the head on before the body: the server's address space grew "
-           f"{grew >> 10} MiB for {kit.B12_ANNOUNCED >> 20} MiB announced, "
-           f"{len(kit.B12_SENT)} bytes sent ({share:.2f})")
+           f"{grew >> 10} MiB for {B12.B12_ANNOUNCED >> 20} MiB announced, "
+           f"{len(B12.B12_SENT)} bytes sent ({share:.2f})")
     return kit.Verdict(R if share >= 1 else F if share <= 1 / 16 else "inconclusive", fig, data)
 
 
@@ -744,11 +745,10 @@ def measure_b17(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
 
 # ---- B11 ----------------------------------------------------------------
 
-# The matrix's ambiguous framings (kit.B11_PROBES, a GET hidden in the
-# body) and the conformance table's other framing cases (tests/hostile/
-# conformance.c, RFC 9112 6.1, 6.3, 5.1, 5.2): name, request line's
-# version, head fields, body.
-B11_FRAMINGS = tuple((n, "1.1", h, b) for n, h, b in kit.B11_PROBES) + (
+# The matrix's ambiguous framings (B11.B11_PROBES, a GET hidden in the body)
+# and the conformance table's other framing cases (tests/hostile/conformance.c,
+# RFC 9112 6.1, 6.3, 5.1, 5.2): name, request line's version, head fields, body.
+B11_FRAMINGS = tuple((n, "1.1", h, b) for n, h, b in B11.B11_PROBES) + (
     ("te-not-final-chunked", "1.1", "Transfer-Encoding: gzip\r\n", "hello"),
     ("te-in-http10", "1.0", "Connection: keep-alive\r\nTransfer-Encoding: chunked\r\n"
      "Content-Length: 3\r\n", "5\r\nhello\r\n0\r\n\r\n"),
@@ -794,7 +794,7 @@ def b11_one(row: kit.Row, proxy: Proxy, outdir: Path, name: str, version: str,
             # POST ended, as with a pipelined GET)
             "hidden_served": (sum(1 for g in got if g.startswith("GET "))
                               > sum(1 for a in asked if a.startswith("GET "))),
-            "server_rejected": [g for g in got if g.startswith("POST ") and g.split()[-1] in kit.B11_REJECT]}
+            "server_rejected": [g for g in got if g.startswith("POST ") and g.split()[-1] in B11.B11_REJECT]}
 
 
 def measure_b11(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
@@ -833,7 +833,7 @@ def measure_b14(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     the HEAD and what the server served are figures."""
     with Front(row, proxy, outdir, "b14", kit.HORSE) as fr:
         with socket.create_connection(fr.at, timeout=10) as s:
-            s.sendall(f"HEAD {kit.B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
+            s.sendall(f"HEAD {B14.B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
             buf, end = httpwire.read_head_end(s, 5.0 * kit.SLOW)
         head = httpwire.parse_head(buf)
         nxt, nend = _ask(fr.at, B11_NEXT)
@@ -845,7 +845,7 @@ def measure_b14(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     said = _status(nxt, nend) + ("" if next_ok or not nxt else " (not its answer)")
     data = {"same_upstream_connection": same, "head_answer": head["status"][:3] if head else end, "next_client": said,
             "next_ok": next_ok, "server_received": got, "proxy_forwarded": asked}
-    fig = (f"HEAD {kit.B14_TARGET} through {proxy.name}: {data['head_answer']}; then another "
+    fig = (f"HEAD {B14.B14_TARGET} through {proxy.name}: {data['head_answer']}; then another "
            f"client's POST: {said}, on the HEAD's upstream connection: {same}; server served "
            f"[{', '.join(got) or '-'}]")
     if not next_ok:
@@ -913,18 +913,18 @@ def measure_rewrite(defect: str, row: kit.Row, proxy: Proxy, outdir: Path) -> ki
 # ---- B16 ----------------------------------------------------------------
 
 def measure_b16(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
-    """The matrix's rejected requests (kit.B16_PROBES) and a body over
+    """The matrix's rejected requests (B16.B16_PROBES) and a body over
     MaxBodySize, sent in full (a proxy that buffers the body then passes
     it on), through the proxy, each on a fresh client connection: a
     request the proxy passes on and the server rejects with no answer
     comes back as the proxy's 502 or a close (lost); one the proxy
     rejects itself, or the server's own status relayed, is not."""
-    body = 4 * kit.B16_MAX_BODY
-    probes = [(n, req) for n, req, _ in kit.B16_PROBES] + [
+    body = 4 * B16.B16_MAX_BODY
+    probes = [(n, req) for n, req, _ in B16.B16_PROBES] + [
         ("body-too-large", f"POST /echo HTTP/1.1\r\nHost: kit\r\nContent-Length: {body}\r\n\r\n"
          .encode() + b"x" * body)]
     got = {}
-    with Front(row, proxy, outdir, "b16", kit.HORSE + ["--max-body-size", str(kit.B16_MAX_BODY)]) as fr:
+    with Front(row, proxy, outdir, "b16", kit.HORSE + ["--max-body-size", str(B16.B16_MAX_BODY)]) as fr:
         for name, req in probes:
             with socket.create_connection(fr.at, timeout=10) as s:
                 buf, end = kit.send_then_read_to_close(s, req)
@@ -965,7 +965,7 @@ B19_TRIES = 3
 
 
 def measure_b19(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
-    """The 503 at MaxLiveConnectionCount (kit.B19_FLAGS), delimited by the
+    """The 503 at MaxLiveConnectionCount (B19.B19_FLAGS), delimited by the
     close on stock: B19_TRIES clients of the proxy's, one after another,
     while a direct client holds the one slot, each read to the close.
     The verdict: a 503 delimited by the close reached the client (passed
@@ -975,7 +975,7 @@ def measure_b19(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     that frames the 503 itself may lose its end: a race, 3 of 10 behind
     nginx and Apache on stock) is counted in the figure, not judged."""
     seen: list[str] = []
-    with Front(row, proxy, outdir, "b19", kit.HORSE + kit.B19_FLAGS) as fr:
+    with Front(row, proxy, outdir, "b19", kit.HORSE + B19.B19_FLAGS) as fr:
         with socket.create_connection((fr.srv.address, fr.srv.port), timeout=10) as hold:
             held = httpwire.exchange(hold, "/ping", 5.0 * kit.SLOW)
             if not held or held[0]["status"][:3] != "200":
@@ -1073,7 +1073,7 @@ def rows() -> tuple[list[kit.Row], list[str]]:
         for v in ["stock", *fixes(), "all"]:
             fixed = patchset.fixed_by(v) if v != "stock" else []
             exp = {}
-            for d in kit.DEFECTS:
+            for d in defects.DEFECTS:
                 if d not in MEASURES or d not in measured_in(v):
                     exp[d] = NA
                 elif d in ABSORBS[name] and not (d in FIX_SHOWS and d in fixed):

@@ -213,7 +213,7 @@ def b3_measure(srv: kit.Server, path: str, size: int, n: int, gap: bool) -> dict
 
 
 def b3_state(p: dict) -> str:
-    """kit.b3_judge's bounds on the same run's controls (a fresh socket per
+    """B3's b3_judge's bounds on the same run's controls (a fresh socket per
     request; after the first measure also the same socket after idle gaps):
     clean is at most 3x the slower control; a stall is 10x the faster one
     and beyond the clean bound of the slower (a large body on a warm socket

@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import kit  # noqa: E402
+import defects  # noqa: E402  (the registry of measures, repro/defects/)
 import patchset  # noqa: E402
 import proxies  # noqa: E402
 import sweep_report  # noqa: E402
@@ -49,7 +50,7 @@ def tracker_path(defect: str) -> Path:
     return TRACKER / f"{defect}.md"
 DOCS = TOP / "docs"
 REF = TOP / "captures" / "reference"
-DEFECTS = kit.DEFECTS
+DEFECTS = defects.DEFECTS
 SHORT = {"reproduced": "REPRO", "fixed": "fixed", "inconclusive": "??", "n/a": "n/a", "failed": "FAIL"}
 
 
@@ -92,7 +93,7 @@ def claims(doc: dict) -> dict:
             c["tcp_nodelay_per_connection"] = v["B3"]["data"]["tcp_nodelay_per_connection"]
         c["B4_connection_header"] = v["B4"]["data"].get("connection_header")
         c["B4_stale_failures"] = bool(v["B4"]["data"].get("pool_stale_failures"))
-        if r.get("platform") != "win64":   # under Wine the launcher ends it (kit.measure_b7)
+        if r.get("platform") != "win64":   # under Wine the launcher ends it (B7's measure_b7)
             c["B7_stops_on_sigterm"] = v["B7"]["data"].get("stopped_by_sigterm")
         c["B8_answered_high"] = v["B8"]["data"].get("answered_high")
         c["criteria_met"] = r["criteria_met"]

@@ -21,7 +21,7 @@
 #      .exe is built, nothing can run it), the trunk row passes
 #   3. test-only hidden: everything else runs and passes, clients included
 # Why not each optional package in turn: each is read by one check in one
-# consumer (kit.have_strace, kit.can_capture, clients.py's tools, fpc for
+# consumer (kit.have_strace, defects.can_capture, clients.py's tools, fpc for
 # the 3.2.2 row and the trunk toolchain's bootstrap, wine for the win64
 # rows), and hiding them together fires every check at once.  The one pair
 # that interacts is Wine with the trunk toolchain (the .exe builds need

@@ -32,6 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "repro" / "harness"
 import httpwire  # noqa: E402
 import kit  # noqa: E402
 from kit import Row, Server, probe  # noqa: E402
+import defects  # noqa: E402  (the registry of measures, repro/defects/)
+B1, B2, B3, B4, B5, B6, B7 = (defects.module(f"B{i}") for i in range(1, 8))
 
 TMP = Path(tempfile.mkdtemp(prefix="kit-it-"))
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "runtime error:",
@@ -86,14 +88,14 @@ def test_seq_one_connection_id():
 
 def test_stock_reproduces_every_defect():
     out = TMP / "stock"
-    got = kit.measure_row(row("stock"), out, kit.have_strace())
+    got = defects.measure_row(row("stock"), out, kit.have_strace())
     bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "reproduced"}
     check(not bad, f"not reproduced: {bad}")
 
 
 def test_controls_same_run():
     """Request 1 and a 300 ms idle gap are fast; only back-to-back reuse stalls."""
-    v = kit.measure_b3(row("stock"), TMP / "controls", use_strace=False)
+    v = B3.measure_b3(row("stock"), TMP / "controls", use_strace=False)
     d = v.data
     check(v.state == "reproduced", v.figure)
     # Request 1 pays for the connection (and a thread): it is only asked to
@@ -112,10 +114,10 @@ def test_controls_same_run():
 
 
 def _fixes(variant: str, defect: str, *flags: str):
-    fn = {"B1": lambda r, o: kit.measure_b1(r, o, kit.have_strace()),
-          "B2": kit.measure_b2,
-          "B3": lambda r, o: kit.measure_b3(r, o, kit.have_strace()),
-          "B4": kit.measure_b4, "B5": kit.measure_b5, "B6": kit.measure_b6}[defect]
+    fn = {"B1": lambda r, o: B1.measure_b1(r, o, kit.have_strace()),
+          "B2": B2.measure_b2,
+          "B3": lambda r, o: B3.measure_b3(r, o, kit.have_strace()),
+          "B4": B4.measure_b4, "B5": B5.measure_b5, "B6": B6.measure_b6}[defect]
     v = fn(row(variant, *flags), TMP / f"{variant}-{defect}")
     check(v.state == "fixed", f"{variant} {defect}: {v.state}: {v.figure}")
 
@@ -133,25 +135,26 @@ def test_set_tcp_nodelay_fixes_b3():
     response is still two writes (header block, content)."""
     _fixes("set-tcp-nodelay", "B3")
     if kit.have_strace():
-        v = kit.measure_b3(row("set-tcp-nodelay"), TMP / "nd-strace", True)
+        v = B3.measure_b3(row("set-tcp-nodelay"), TMP / "nd-strace", True)
         check(v.data["sends_per_response"] == [2], f"sends {v.data['sends_per_response']}")
         check(v.data["tcp_nodelay_per_connection"] == [1],
               f"nodelay {v.data['tcp_nodelay_per_connection']}")
 
 
 @contextlib.contextmanager
-def kit_stand_in(name: str, fn):
-    """kit.NAME is fn for the duration (kit's measures look it up at call time)."""
-    real = getattr(kit, name)
-    setattr(kit, name, fn)
+def stand_in(module, name: str, fn):
+    """module.NAME is fn for the duration (a defect's module, repro/defects/:
+    its measures look it up at call time)."""
+    real = getattr(module, name)
+    setattr(module, name, fn)
     try:
         yield
     finally:
-        setattr(kit, name, real)
+        setattr(module, name, real)
 
 
 def _given_medians(ratio: float, reused: int, first: int, fresh: int, gap: int):
-    """A stand-in for kit.b3_compare: 30 requests answered on one proven
+    """A stand-in for B3's b3_compare: 30 requests answered on one proven
     connection, with these medians (us) and reuse/off ratio."""
     def compare(row, outdir, tag):
         ka = {"responses": 30, "requests_sent": 30, "outcome": ["ok", "ok"], "connects": 1,
@@ -174,8 +177,8 @@ def _b3_with_medians(compare, variants: tuple[str, ...], tag: str) -> dict:
     medians compare gives: the verdict as the counts then make it."""
     if not kit.have_strace():
         raise Skip("no strace")
-    with kit_stand_in("b3_compare", compare):
-        return {v: kit.measure_b3(row(v), TMP / f"b3-{tag}-{v}", True) for v in variants}
+    with stand_in(B3, "b3_compare", compare):
+        return {v: B3.measure_b3(row(v), TMP / f"b3-{tag}-{v}", True) for v in variants}
 
 
 def test_b3_medians_checked_against_strace():
@@ -282,7 +285,7 @@ def test_announce_close_fixes_b4():
 def test_surplus_bytes_need_pending_fix_for_b5():
     """Interaction: keep-surplus-bytes alone still answers once; with
     buffer-aware-pending both requests are answered."""
-    alone = kit.measure_b5(row("keep-surplus-bytes"), TMP / "ksb")
+    alone = B5.measure_b5(row("keep-surplus-bytes"), TMP / "ksb")
     check(alone.state == "reproduced", f"alone: {alone.figure}")
     _fixes("keep-surplus-bytes+buffer-aware-pending", "B5")
 
@@ -298,20 +301,20 @@ def test_b7_fixed_takes_its_connections():
     B7_MAX_BURSTS, and a server that never got its connections is
     "inconclusive".  The server (all) and its liveness checks are real;
     only the bursts' connects are cut to 5."""
-    real = kit.b7_load
+    real = B7.b7_load
 
     def thin(srv, outdir, name, n, ms):
         got = real(srv, outdir, name, n, ms)
         return {**got, "connects": min(5, got.get("connects", 0))} if name.startswith("burst") else got
-    with kit_stand_in("b7_load", thin):
-        v = kit.measure_b7(row("all"), TMP / "b7-thin")
+    with stand_in(B7, "b7_load", thin):
+        v = B7.measure_b7(row("all"), TMP / "b7-thin")
     bursts = v.data["checks_answered"]
-    check(v.state == "inconclusive" and len(bursts) == kit.B7_MAX_BURSTS
-          and v.data["burst_connections"] == 5 * kit.B7_MAX_BURSTS, f"{v.state}: {v.figure}")
+    check(v.state == "inconclusive" and len(bursts) == B7.B7_MAX_BURSTS
+          and v.data["burst_connections"] == 5 * B7.B7_MAX_BURSTS, f"{v.state}: {v.figure}")
 
 
 def test_b7_a_starved_server_is_not_hung():
-    """B7's checks (kit.b7_checks): a check answered 0 twice is a hang only
+    """B7's checks (B7.b7_checks): a check answered 0 twice is a hang only
     if the server logged nothing meanwhile.  One that still logs (r9: a
     starved pool serving its burst's connections one by one) is checked
     again until it answers, and its bursts go on; one whose log stands
@@ -331,23 +334,23 @@ def test_b7_a_starved_server_is_not_hung():
                 with open(srv.log_path, "a") as f:
                     f.write(f"close conn ({tag})\n")
             return answered
-        with kit_stand_in("b7_load", lambda *a: {"connects": kit.B7_CONNECTIONS}), \
-                kit_stand_in("liveness", check_once):
-            return kit.b7_checks(Srv(), TMP)
-    rest = [3] * (kit.B7_BURSTS - 1)
+        with stand_in(B7, "b7_load", lambda *a: {"connects": B7.B7_CONNECTIONS}), \
+                stand_in(B7, "liveness", check_once):
+            return B7.b7_checks(Srv(), TMP)
+    rest = [3] * (B7.B7_BURSTS - 1)
     checks, made = run([0, 0, 3] + rest, [True, True, False] + [False] * len(rest))
-    check(checks == [[0, 0, 3]] + [[3]] * (kit.B7_BURSTS - 1)
-          and made == kit.B7_BURSTS * kit.B7_CONNECTIONS, f"starved: {checks}, {made}")
+    check(checks == [[0, 0, 3]] + [[3]] * (B7.B7_BURSTS - 1)
+          and made == B7.B7_BURSTS * B7.B7_CONNECTIONS, f"starved: {checks}, {made}")
     checks, _ = run([0, 0], [False, False])
     check(checks == [[0, 0]], f"hung: {checks}")
-    checks, _ = run([0] * (kit.B7_CONFIRMS + 1), [True] * (kit.B7_CONFIRMS + 1))
-    check(checks == [[0] * (kit.B7_CONFIRMS + 1)], f"logging, never answering: {checks}")
+    checks, _ = run([0] * (B7.B7_CONFIRMS + 1), [True] * (B7.B7_CONFIRMS + 1))
+    check(checks == [[0] * (B7.B7_CONFIRMS + 1)], f"logging, never answering: {checks}")
     checks, _ = run([2, 1] + rest, [False] * (len(rest) + 2))
-    check(checks == [[2, 1]] + [[3]] * (kit.B7_BURSTS - 1), f"slow to accept: {checks}")
+    check(checks == [[2, 1]] + [[3]] * (B7.B7_BURSTS - 1), f"slow to accept: {checks}")
 
 
 def test_all_fixes_everything():
-    got = kit.measure_row(row("all"), TMP / "all", kit.have_strace())
+    got = defects.measure_row(row("all"), TMP / "all", kit.have_strace())
     bad = {d: (v.state, v.figure) for d, v in got.items() if v.state != "fixed"}
     check(not bad, f"not fixed: {bad}")
 
@@ -355,7 +358,7 @@ def test_all_fixes_everything():
 def test_nodelay_in_isolation():
     """TCP_NODELAY alone (stock + socket-handler nodelay): keep-alive unchanged
     (one connection, one server conn id), the stall gone."""
-    v = kit.measure_b3(row("stock", "--socket-handler", "nodelay"), TMP / "shn",
+    v = B3.measure_b3(row("stock", "--socket-handler", "nodelay"), TMP / "shn",
                        kit.have_strace())
     check(v.state == "fixed", v.figure)
     check(v.data["connects"] == 1 and len(v.data["server_conn_ids"]) == 1,

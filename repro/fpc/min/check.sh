@@ -3,7 +3,7 @@
 #
 # Each bN.lpr here shows defect BN with fphttpserver and one stock command,
 # written in its header ("Command:", and for B3 a "Control:").  For each
-# program (default: every defect the kit measures, kit.DEFECTS):
+# program (default: every defect the kit measures, defects.DEFECTS):
 #   - build it with the trunk toolchain (build/fpc-trunk/bin/fpc) on the
 #     stock snapshot and with each patch whose Defect: is BN
 #     (repro/harness/patchset.py; a patch's Needs: is added, and a patch that has a
@@ -573,11 +573,11 @@ PY
 # 'NAME DEFECT [NEEDS]' per patch, in series order (repro/harness/patchset.py).
 PATCHES=$(python3 -c 'import sys; sys.path.insert(0, "repro/harness"); import patchset
 for p in patchset.patches(): print(p.name, p.defect, p.needs or "")') || die "repro/harness/patchset.py failed"
-# Default: every defect the kit measures (kit.DEFECTS: a defect may be filed
+# Default: every defect the kit measures (defects.DEFECTS: a defect may be filed
 # before its fix is in the series; its program must show it on stock).
 if (($#)); then DEFECTS=$(printf 'B%s ' "${@#b}")
-else DEFECTS=$(python3 -c 'import sys; sys.path.insert(0, "repro/harness"); import kit; print(*kit.DEFECTS)') ||
-    die "repro/harness/kit.py failed"; fi
+else DEFECTS=$(python3 -c 'import sys; sys.path.insert(0, "repro/harness"); import kit, defects; print(*defects.DEFECTS)') ||
+    die "repro/defects (the registry) failed"; fi
 tmp=""
 kit_mktemp tmp
 rm -rf "$RESULTS" && mkdir -p "$RESULTS"
