@@ -93,7 +93,7 @@ class Proxy:
         return m.group(1) if m else "unknown"
 
     def argv(self, conf: Path) -> list[str]:
-        exe, conf = self.found() or self.exe, conf.resolve()   # Apache: -f is read from ServerRoot
+        exe = self.found() or self.exe
         if self.name == "nginx":
             # -e: the error log before the config is read (else the packaged
             # /var/log/nginx/error.log, which a user who is not root cannot open)
@@ -163,7 +163,7 @@ class Running:
 
     def __init__(self, proxy: Proxy, upstream: tuple[str, int], outdir: Path, tag: str):
         self.proxy, self.upstream = proxy, upstream
-        self.dir = outdir / f"{tag}.{proxy.name}"
+        self.dir = outdir.resolve() / f"{tag}.{proxy.name}"   # absolute: a proxy reads paths from its own root
         self.proc: subprocess.Popen | None = None
         self.address, self.port = "", 0
 
