@@ -148,21 +148,33 @@ def have_strace() -> bool:
     return shutil.which("strace") is not None
 
 
-# Servers started and not stopped yet, stopped when the kit's process
-# exits: a measure that raises between a start and its stop (B7's hung
-# server, which ignores SIGTERM, once) must not leave a server running.
-_RUNNING: dict[int, "Server"] = {}
+# Processes started and not stopped yet (servers, proxies: anything with a
+# stop()), stopped when the kit's process exits: a measure that raises
+# between a start and its stop (B7's hung server, which ignores SIGTERM,
+# once) must not leave one running.
+_RUNNING: dict[int, object] = {}
 _RUNNING_LOCK = threading.Lock()
 
 
-def _stop_left_servers() -> None:
+def started_process(obj) -> None:
+    """obj runs until its stop(): stopped at exit if nobody did."""
+    with _RUNNING_LOCK:
+        _RUNNING[id(obj)] = obj
+
+
+def stopped_process(obj) -> None:
+    with _RUNNING_LOCK:
+        _RUNNING.pop(id(obj), None)
+
+
+def _stop_left() -> None:
     with _RUNNING_LOCK:
         left = list(_RUNNING.values())
-    for srv in left:
-        srv.stop()
+    for obj in left:
+        obj.stop()
 
 
-atexit.register(_stop_left_servers)
+atexit.register(_stop_left)
 
 
 @dataclass
@@ -220,8 +232,7 @@ class Server:
             self._err.close()
             self._give_prefix()
             raise KitError(f"cannot start {self.argv[0]}: {e}") from e
-        with _RUNNING_LOCK:
-            _RUNNING[id(self)] = self
+        started_process(self)
         deadline = ready_deadline_s or self.ready_deadline_s
         t0 = time.monotonic()
         line = self._read_ready_line(deadline)
@@ -339,8 +350,7 @@ class Server:
             self._err.close()
             self.proc = None
             self._give_prefix()
-        with _RUNNING_LOCK:
-            _RUNNING.pop(id(self), None)
+        stopped_process(self)
         self.log = self.log_path.read_text(errors="replace")
         return self.log
 

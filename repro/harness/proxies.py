@@ -44,7 +44,6 @@ Usage: repro/harness/proxies.py [--list] [--try PROXY [VARIANT]]
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 from contextlib import ExitStack, contextmanager
@@ -136,22 +135,6 @@ def loopback_address() -> str:
     return f"127.0.0.{n}"
 
 
-# Proxies started and not stopped yet, stopped when the kit's process exits
-# (a measure that raised between a start and its stop must not leave one).
-_LIVE: dict[int, "Running"] = {}
-_LIVE_LOCK = threading.Lock()
-
-
-def _stop_left() -> None:
-    with _LIVE_LOCK:
-        left = list(_LIVE.values())
-    for r in left:
-        r.stop()
-
-
-atexit.register(_stop_left)
-
-
 class ProxyError(kit.KitError):
     pass
 
@@ -195,8 +178,7 @@ class Running:
             finally:
                 out.close()
             if self._ready(30.0):
-                with _LIVE_LOCK:
-                    _LIVE[id(self)] = self
+                kit.started_process(self)   # stopped at exit if a measure raised
                 return self
             errors.append(self.stop_text())
         raise ProxyError(f"{self.proxy.name} did not start: " + " | ".join(errors))
@@ -262,8 +244,7 @@ class Running:
                     pass
                 p.wait()
         self.proc = None
-        with _LIVE_LOCK:
-            _LIVE.pop(id(self), None)
+        kit.stopped_process(self)
         # the workers of the group, if any outlived their master
         kit._poll(lambda: not _group_alive(p.pid), kit.STOP_DEADLINE_S)
 
