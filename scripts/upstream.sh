@@ -59,23 +59,31 @@ for d in "$tmp/fpc"/*/; do
     if [ "$r" = confidential ]; then cp -a "$d" "$out/fpc-confidential"; else cp -a "$d" "$out/fpc/$r"; fi
 done
 
-# The Horse patches: each applied alone on Horse's snapshot (as
-# scripts/check-horse-patches.sh does), re-authored, cut again.
+# The Horse patches: written against Horse's master (repro/horse/current/
+# MANIFEST), so each is checked as scripts/check-horse-patches.sh checks
+# it: alone on Horse's snapshot, its tests.yml hunks left out (ff41415 has
+# no FPC trunk job), and whole on HORSE_CURRENT where there is one; then
+# re-authored, every hunk kept.
 mapfile -t hnames < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/patches/horse/series")
 if ((${#hnames[@]})); then
     [ -f "$horsesrc" ] || die "no Horse snapshot $horsesrc (HORSESRC=...)"
     h=$tmp/horse
     mkdir -p "$h" "$out/horse" || die "cannot make $out/horse"
     tar -C "$h" -xf "$horsesrc" || die "cannot unpack $horsesrc"
-    hg() { GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git -C "$h" -c core.abbrev=7 \
-           -c user.name="$name" -c user.email="$email" "$@"; }
-    { hg init -q -b base && hg add -A && hg commit -qm "Horse ff41415"; } || die "cannot make a repository of $horsesrc"
+    current=${HORSE_CURRENT:-$top/build/horse/current}
     for n in "${hnames[@]}"; do
-        hg checkout -q -B "${n%.patch}" base || die "cannot branch ${n%.patch}"
-        hg am -q "$top/patches/horse/$n" > "$tmp/am.log" 2>&1 \
-            || { hg am --abort > /dev/null 2>&1; die "patches/horse/$n does not apply alone on Horse ff41415: $(grep -m1 -iE 'error|failed' "$tmp/am.log")"; }
-        hg commit -q --amend --no-edit --author="$name <$email>" || die "$n: cannot re-author"
-        hg format-patch -q --no-signature -o "$out/horse" base.."${n%.patch}" || die "$n: git format-patch failed"
+        git -C "$h" apply --check --exclude=.github/workflows/tests.yml "$top/patches/horse/$n" > "$tmp/am.log" 2>&1 \
+            || die "patches/horse/$n does not apply alone on Horse ff41415: $(grep -m1 -iE 'error|failed' "$tmp/am.log")"
+        if [ -d "$current" ]; then
+            git -C "$current" apply --check "$top/patches/horse/$n" > "$tmp/am.log" 2>&1 \
+                || die "patches/horse/$n does not apply on $current: $(grep -m1 -iE 'error|failed' "$tmp/am.log")"
+        fi
+        # The From: header (with its folded lines) becomes the filer's.
+        awk -v who="From: $name <$email>" '
+            !done && /^From: / { print who; skip = 1; next }
+            skip && /^[ \t]/ { next }
+            skip { skip = 0; done = 1 }
+            { print }' "$top/patches/horse/$n" > "$out/horse/$n" || die "$n: cannot re-author"
     done
 fi
 

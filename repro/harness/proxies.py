@@ -806,35 +806,47 @@ def measure_b11(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
 
 # ---- B14 ----------------------------------------------------------------
 
+B14_TRIES = 8   # which pooled upstream connection a proxy picks is its own race
+
+
 def measure_b14(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
-    """HEAD, then another client's request on the proxy's pooled upstream
-    connection: a response to HEAD that carries content (the defect)
-    leaves those bytes where the proxy reads the next response.  The next
-    client's answer (its own echo, or not) decides; the proxy's answer to
-    the HEAD and what the server served are figures."""
+    """HEAD, then another client's request, B14_TRIES times: a response to
+    HEAD that carries content (the defect) leaves those bytes where the
+    proxy reads the next response, but only where it sends the next
+    request on the HEAD's upstream connection (haproxy does in some tries,
+    not all).  Any next client that does not get its own echo shows it;
+    else tries on the HEAD's connection that all came right are a fix (or
+    the proxy absorbing it), and none on it says the proxy never reused."""
+    tries = []
     with Front(row, proxy, outdir, "b14", kit.HORSE) as fr:
-        with socket.create_connection(fr.at, timeout=10) as s:
-            s.sendall(f"HEAD {B14.B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
-            buf, end = httpwire.read_head_end(s, 5.0 * kit.SLOW)
-        head = httpwire.parse_head(buf)
-        nxt, nend = _ask(fr.at, B11_NEXT)
+        for _ in range(B14_TRIES):
+            with socket.create_connection(fr.at, timeout=10) as s:
+                s.sendall(f"HEAD {B14.B14_TARGET} HTTP/1.1\r\nHost: kit\r\n\r\n".encode())
+                buf, end = httpwire.read_head_end(s, 5.0 * kit.SLOW)
+            head = httpwire.parse_head(buf)
+            nxt, nend = _ask(fr.at, B11_NEXT)
+            ok = bool(nxt) and nxt[0]["status"][:3] == "200" and nxt[0]["body"] == B11_NEXT_BODY
+            tries.append({"head": head["status"][:3] if head else end, "ok": ok,
+                          "next": _status(nxt, nend) + ("" if ok or not nxt else " (not its answer)")})
         asked = proxy_requests(proxy, fr.run)
     got = served(fr.srv.log)
     conns = [c for c, _ in kit.served_requests(fr.srv.log)]
-    same = len(conns) == 2 and conns[0] == conns[1]
-    next_ok = bool(nxt) and nxt[0]["status"][:3] == "200" and nxt[0]["body"] == B11_NEXT_BODY
-    said = _status(nxt, nend) + ("" if next_ok or not nxt else " (not its answer)")
-    data = {"same_upstream_connection": same, "head_answer": head["status"][:3] if head else end, "next_client": said,
-            "next_ok": next_ok, "server_received": got, "proxy_forwarded": asked}
-    fig = (f"HEAD {B14.B14_TARGET} through {proxy.name}: {data['head_answer']}; then another "
-           f"client's POST: {said}, on the HEAD's upstream connection: {same}; server served "
-           f"[{', '.join(got) or '-'}]")
-    if not next_ok:
+    paired = len(conns) == 2 * len(tries) and all(g.startswith(("HEAD", "POST")[i % 2]) for i, g in enumerate(got))
+    for i, t in enumerate(tries):
+        t["same"] = paired and conns[2 * i] == conns[2 * i + 1]
+    same = [t for t in tries if t["same"]]
+    data = {"tries": tries, "server_received": got, "proxy_forwarded": asked}
+    fig = (f"{len(tries)} times HEAD {B14.B14_TARGET} through {proxy.name}, then another client's "
+           f"POST: answered {sum(t['ok'] for t in tries)} of {len(tries)} "
+           f"([{', '.join(t['next'] for t in tries)}]), {len(same)} on the HEAD's upstream connection")
+    if not all(t["ok"] for t in tries):
         return kit.Verdict(R, fig, data)
+    if not paired:
+        return kit.Verdict("inconclusive", f"the server's log does not pair each HEAD with its POST; {fig}", data)
     if "B14" in patchset.fixed_by(row.variant):
         return kit.Verdict(F, fig, data)
     how = ("reuses the HEAD's upstream connection, and the next client gets its own answer"
-           if same else "sends the next request on another upstream connection than the HEAD's")
+           if same else "never sends the next request on the HEAD's upstream connection")
     return kit.Verdict(NA, f"absorbed: {proxy.name} {how}; {fig}", data)
 
 
@@ -1014,9 +1026,9 @@ NOT_HERE = {
 REAL_TRUNK = kit.BUILD / "real-trunk"
 # What each proxy was measured to absorb (the expectations; the measures
 # decide from counts, these say what the run must show).
-ABSORBS = {"nginx": {"B2", "B5", "B10", "B13", "B11", "B12", "B14", "B17", "B18", "B19", "B20"},
-           "haproxy": {"B2", "B5", "B13", "B14", "B17", "B18"},
-           "apache": {"B2", "B5", "B11", "B13", "B12", "B14", "B17", "B18", "B19", "B20"}}
+ABSORBS = {"nginx": {"B2", "B5", "B10", "B13", "B11", "B12", "B17", "B18", "B19", "B20"},
+           "haproxy": {"B2", "B5", "B13", "B17", "B18"},
+           "apache": {"B2", "B5", "B11", "B13", "B12", "B17", "B18", "B19", "B20"}}
 # The measures that say "fixed" on a row whose fix targets the defect when
 # the proxy absorbs it too (nothing out of step: the figure says which).
 FIX_SHOWS = {"B2", "B5", "B13", "B11", "B14", "B16", "B18", "B19", "B20"}
