@@ -508,24 +508,29 @@ def b4_concurrent(row: kit.Row, proxy: Proxy, outdir: Path) -> tuple[dict, int]:
     return json.loads(r.stdout), _proxy_retries(proxy, fr.run)
 
 
+B4_ROUNDS = 3   # stock behind Apache once lost none of 480 in a round
+
+
 def measure_b4(row: kit.Row, proxy: Proxy, outdir: Path) -> kit.Verdict:
     """The verdict: b4_concurrent's counts (a request lost, answered 502
     or not at all, or one the proxy had to send again, is the defect).
     Beside it, figures only: keep-alive on with a B4_TIMEOUT_MS time-out
     and one client's next request sent around it (a race between the
     proxy's send and the server's close that no header can announce)."""
-    off, off_retries = b4_concurrent(row, proxy, outdir)
+    for rounds in range(1, B4_ROUNDS + 1):   # a round that lost nothing may have missed the race
+        off, off_retries = b4_concurrent(row, proxy, outdir)
+        failed = sum(n for c in off.values() for s, n in c.items() if s != "200")
+        if failed or off_retries:
+            break
     ka, ka_retries = b4_run(row, proxy, outdir, "b4-timeout", B4_KA, B4_GAPS_MS)
-    data = {"statuses": off, "proxy_retries": off_retries, "clients": B4_CLIENTS,
+    data = {"statuses": off, "proxy_retries": off_retries, "clients": B4_CLIENTS, "rounds": rounds,
             "around_timeout": {"statuses": ka, "proxy_retries": ka_retries,
                                "timeout_ms": B4_TIMEOUT_MS, "gaps_ms": list(B4_GAPS_MS)}}
-    fig = (f"KeepConnections off, {B4_CLIENTS} clients at once: {_b4_said(off, off_retries, proxy)} "
+    fig = (f"KeepConnections off, {B4_CLIENTS} clients at once, round {rounds} of at most {B4_ROUNDS}: "
+           f"{_b4_said(off, off_retries, proxy)} "
            f"({off}); around a {B4_TIMEOUT_MS} ms keep-alive time-out ({B4_GAPS_MS[0]}-"
            f"{B4_GAPS_MS[-1]} ms gaps, one client): {_b4_said(ka, ka_retries, proxy)}")
-    failed = sum(n for c in off.values() for s, n in c.items() if s != "200")
-    if failed or off_retries:
-        return kit.Verdict(R, fig, data)
-    return kit.Verdict(F, fig, data)
+    return kit.Verdict(R if failed or off_retries else F, fig, data)
 
 
 # ---- B10, B12, B17: does the proxy pass it on? --------------------------
