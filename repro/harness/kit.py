@@ -177,6 +177,24 @@ def _stop_left() -> None:
 atexit.register(_stop_left)
 
 
+def renice_threads(pid: int, nice: int, policy: int | None = None) -> None:
+    """Every thread of process pid to `nice`, and to `policy` if given
+    (Linux keeps both per thread); the nice value first, for the threads a
+    real-time one starts with a policy of their own."""
+    try:
+        tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return
+    prio = MEASURE_RT_PRIORITY if policy == os.SCHED_FIFO else 0
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            if policy is not None:
+                os.sched_setscheduler(tid, policy, os.sched_param(prio))
+        except OSError:
+            pass   # the thread has gone, or the priority is not ours to set
+
+
 @dataclass
 class Server:
     """A server process we started; stopped by PID (never by name)."""
@@ -308,19 +326,7 @@ class Server:
         """Every thread of the server to `nice`, and to `policy` if given
         (Linux keeps both per thread); the nice value first, for the
         threads a real-time one starts with a policy of their own."""
-        pid = self._server_pid()
-        try:
-            tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-        except OSError:
-            return
-        prio = MEASURE_RT_PRIORITY if policy == os.SCHED_FIFO else 0
-        for tid in tids:
-            try:
-                os.setpriority(os.PRIO_PROCESS, tid, nice)
-                if policy is not None:
-                    os.sched_setscheduler(tid, policy, os.sched_param(prio))
-            except OSError:
-                pass   # the thread has gone, or the priority is not ours to set
+        renice_threads(self._server_pid(), nice, policy)
 
     def _server_pid(self) -> int:
         """The server itself: under strace it is strace's child."""

@@ -210,19 +210,8 @@ class Running:
             self._renice(0, os.SCHED_OTHER if rt else None)
 
     def _renice(self, nice: int, policy: int | None) -> None:
-        prio = kit.MEASURE_RT_PRIORITY if policy == os.SCHED_FIFO else 0
         for pid in kit.tree_pids(self.proc.pid) if self.proc else []:
-            try:
-                tids = [int(x) for x in os.listdir(f"/proc/{pid}/task")]
-            except OSError:
-                continue
-            for tid in tids:
-                try:
-                    os.setpriority(os.PRIO_PROCESS, tid, nice)
-                    if policy is not None:
-                        os.sched_setscheduler(tid, policy, os.sched_param(prio))
-                except OSError:
-                    pass   # gone, or not ours to set
+            kit.renice_threads(pid, nice, policy)
 
     def stop(self) -> None:
         """SIGTERM to the process we started and its group (its workers);
